@@ -77,6 +77,11 @@ def _check_structure(cube: Any) -> None:
         raise CubeError(
             "the cube has no name; name it after its loss, e.g. cube.rename('zero_one')."
         )
+    if cube.name in cube.coords or cube.name in cube.dims:
+        raise CubeError(
+            f"the cube is named {cube.name!r} like one of its coordinates; rename it after its "
+            "loss, e.g. cube.rename('loss')."
+        )
     missing = [d for d in CORE_DIMS if d not in cube.dims]
     if missing:
         raise CubeError(

@@ -13,6 +13,7 @@ __all__ = [
     "DesignError",
     "FormulaError",
     "StorageError",
+    "ArgumentError",
     "CvstatsTypeError",
     "CvstatsWarning",
     "ZeroVarianceWarning",
@@ -37,6 +38,10 @@ class FormulaError(CvstatsError, ValueError):
 
 class StorageError(CvstatsError, ValueError):
     """A file cannot be written, or is not a cube written by cvstats."""
+
+
+class ArgumentError(CvstatsError, ValueError):
+    """An argument value is outside its valid range (``alpha``, ``alternative``, ...)."""
 
 
 class CvstatsTypeError(CvstatsError, TypeError):

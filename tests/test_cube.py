@@ -137,6 +137,7 @@ def _first(cube, block):
 BAD_CUBES = {
     "not a DataArray": (lambda c: c.to_dataset(), "must be an xarray.DataArray"),
     "no name": (lambda c: c.rename(None), "has no name"),
+    "name of a coordinate": (lambda c: c.rename("block"), "named 'block' like one of its coord"),
     "missing dim": (lambda c: c.rename(model="learner"), r"lacks the dim\(s\) \['model'\]"),
     "dim order": (lambda c: c.transpose("example", "split", "model"), "must end with"),
     "int dtype": (lambda c: c.fillna(0).astype(int), "losses must be floating point"),

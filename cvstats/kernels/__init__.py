@@ -1,0 +1,87 @@
+"""Array kernels: the formulas of theory.md §2–§4 as plain numpy/scipy functions.
+
+No xarray here. Every kernel takes arrays whose *last* axes are the core dims
+and is vectorized over any leading batch dims, so that the estimator layer can
+call it through ``xarray.apply_ufunc`` with the core dims moved to the end.
+Test kernels return :class:`StatArrays` ``(estimate, stderr, statistic, df)``
+(or :class:`FArrays`, :class:`McNemarArrays`); p-values and intervals come
+from :mod:`cvstats.kernels.reference`.
+"""
+
+from __future__ import annotations
+
+from cvstats.kernels._core import FArrays, StatArrays
+from cvstats.kernels._validation import ALTERNATIVES, ArgumentError
+from cvstats.kernels.fivebytwo import (
+    FIVE_BY_TWO_VARIANTS,
+    alpaydin_f,
+    dietterich_5x2_t,
+    dietterich_variance,
+)
+from cvstats.kernels.holdout import (
+    McNemarArrays,
+    holdout_t,
+    mcnemar_chi2,
+    mcnemar_counts,
+    mcnemar_exact,
+    mcnemar_z,
+)
+from cvstats.kernels.moments import n_test, nan_moments, sample_variance, split_means
+from cvstats.kernels.political import (
+    political_ratio_bootstrap,
+    political_ratio_corrected,
+    political_ratio_dietterich,
+    political_ratio_holdout,
+    political_ratio_resampled,
+    predicted_rejection_rate,
+    rho0,
+)
+from cvstats.kernels.reference import conf_int, critical_value, pvalue, pvalue_f
+from cvstats.kernels.resampling import (
+    bootstrap_t,
+    conservative_z,
+    corrected_bootstrap_t,
+    corrected_repeated_kfold_t,
+    corrected_resampled_t,
+    kfold_t,
+    resampled_t,
+)
+
+__all__ = [
+    "ALTERNATIVES",
+    "ArgumentError",
+    "FArrays",
+    "FIVE_BY_TWO_VARIANTS",
+    "McNemarArrays",
+    "StatArrays",
+    "alpaydin_f",
+    "bootstrap_t",
+    "conf_int",
+    "conservative_z",
+    "corrected_bootstrap_t",
+    "corrected_repeated_kfold_t",
+    "corrected_resampled_t",
+    "critical_value",
+    "dietterich_5x2_t",
+    "dietterich_variance",
+    "holdout_t",
+    "kfold_t",
+    "mcnemar_chi2",
+    "mcnemar_counts",
+    "mcnemar_exact",
+    "mcnemar_z",
+    "n_test",
+    "nan_moments",
+    "political_ratio_bootstrap",
+    "political_ratio_corrected",
+    "political_ratio_dietterich",
+    "political_ratio_holdout",
+    "political_ratio_resampled",
+    "predicted_rejection_rate",
+    "pvalue",
+    "pvalue_f",
+    "resampled_t",
+    "rho0",
+    "sample_variance",
+    "split_means",
+]

@@ -1,0 +1,82 @@
+"""The return type of the test kernels and the one place that forms a statistic."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from cvstats.kernels._validation import as_float_array, warn_if_zero
+
+__all__ = ["StatArrays", "FArrays", "statistic_from_variance"]
+
+
+class StatArrays(NamedTuple):
+    """Plain arrays of a location test, all broadcast to one shape.
+
+    Attributes
+    ----------
+    estimate : ndarray
+        ``μ̂``, the point estimate.
+    stderr : ndarray
+        ``sqrt(σ̂²)``, its estimated standard error.
+    statistic : ndarray
+        ``(μ̂ - μ0) / stderr``.
+    df : ndarray
+        Degrees of freedom of the reference distribution (``inf`` = normal).
+    """
+
+    estimate: NDArray[np.float64]
+    stderr: NDArray[np.float64]
+    statistic: NDArray[np.float64]
+    df: NDArray[np.float64]
+
+
+class FArrays(NamedTuple):
+    """Plain arrays of an F test (upper-tail p-value), all of one shape.
+
+    Attributes
+    ----------
+    statistic : ndarray
+        The F statistic.
+    dfn, dfd : ndarray
+        Numerator and denominator degrees of freedom.
+    pvalue : ndarray
+        ``P(F(dfn, dfd) >= statistic)``.
+    """
+
+    statistic: NDArray[np.float64]
+    dfn: NDArray[np.float64]
+    dfd: NDArray[np.float64]
+    pvalue: NDArray[np.float64]
+
+
+def statistic_from_variance(
+    estimate: ArrayLike,
+    variance: ArrayLike,
+    df: ArrayLike,
+    mu0: ArrayLike,
+    *,
+    method: str,
+    what: str,
+    why: str,
+) -> StatArrays:
+    """Form ``(μ̂ - μ0) / sqrt(σ̂²)`` (theory.md §4, the common form of every test).
+
+    Warns with :class:`~cvstats.errors.ZeroVarianceWarning` (message built
+    from `method`, `what`, `why`) where ``σ̂² = 0``; the statistic there is
+    ``±inf``, or ``nan`` where ``μ̂ = μ0``. No RuntimeWarning leaks.
+    """
+    estimate = as_float_array(estimate, "estimate", min_ndim=0)
+    variance = as_float_array(variance, "variance", min_ndim=0)
+    mu0 = as_float_array(mu0, "mu0", min_ndim=0)
+    warn_if_zero(variance, method, what, why)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stderr = np.sqrt(variance)
+        statistic = (estimate - mu0) / stderr
+    df = as_float_array(df, "df", min_ndim=0)
+    shape = np.broadcast_shapes(estimate.shape, stderr.shape, statistic.shape, df.shape)
+    return StatArrays(
+        *(np.array(np.broadcast_to(a, shape)) for a in (estimate, stderr, statistic, df))
+    )
