@@ -16,17 +16,49 @@ from cvstats.errors import (
     StorageError,
     ZeroVarianceWarning,
 )
+from cvstats.formula import contrast_matrix, contrasts, pairwise, parse_formula
 from cvstats.io import open_cube, save
+from cvstats.methods import (
+    bootstrap_t,
+    combined_5x2cv_f,
+    conservative_z,
+    corrected_bootstrap_t,
+    corrected_repeated_kfold_t,
+    corrected_resampled_t,
+    dietterich_5x2cv,
+    holdout_t,
+    kfold_t,
+    mcnemar,
+    resampled_t,
+)
+from cvstats.results import ConfidenceInterval, InferenceResult
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ConfidenceInterval",
+    "InferenceResult",
+    "bootstrap_t",
+    "combined_5x2cv_f",
+    "conservative_z",
+    "corrected_bootstrap_t",
+    "corrected_repeated_kfold_t",
+    "corrected_resampled_t",
+    "dietterich_5x2cv",
+    "holdout_t",
+    "kfold_t",
+    "mcnemar",
+    "resampled_t",
     "ArgumentError",
     "collect",
+    "contrast_matrix",
+    "contrasts",
     "designs",
     "from_arrays",
     "from_frame",
     "open_cube",
+    "pairwise",
+    "parse_formula",
     "save",
     "validate",
     "CubeError",

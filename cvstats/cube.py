@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike
 from cvstats.errors import CubeError
 from cvstats.schema import (
     BLOCKS,
+    CONTRAST,
     CORE_DIMS,
     EXAMPLE,
     IN_TRAIN,
@@ -26,17 +27,28 @@ from cvstats.schema import (
     REQUIRED_ATTRS,
     SPLIT,
     SPLIT_COORDS,
+    UNIT_DIMS,
     UNKNOWN_SEED,
 )
 
-__all__ = ["validate", "from_arrays", "from_frame", "get_extra_dims", "in_test"]
+__all__ = ["validate", "from_arrays", "from_frame", "get_extra_dims", "in_test", "unit_dim"]
 
 _FIX_BUILD = "Build cubes with cvstats.from_arrays, cvstats.from_frame or cvstats.collect."
 
 
+def unit_dim(cube: xr.DataArray) -> str:
+    """Return the last dim of a cube: ``"model"``, or ``"contrast"`` for a contrast cube."""
+    last = cube.dims[-1] if cube.dims else None
+    return str(last) if last in UNIT_DIMS else MODEL
+
+
+def _core(cube: xr.DataArray) -> tuple[str, str, str]:
+    return (SPLIT, EXAMPLE, unit_dim(cube))
+
+
 def get_extra_dims(cube: xr.DataArray) -> tuple[Hashable, ...]:
-    """Return the dims of a cube before ``(split, example, model)``."""
-    return tuple(d for d in cube.dims if d not in CORE_DIMS)
+    """Return the dims of a cube before ``(split, example, model|contrast)``."""
+    return tuple(d for d in cube.dims if d not in _core(cube))
 
 
 def in_test(cube: xr.DataArray) -> xr.DataArray:
@@ -45,7 +57,7 @@ def in_test(cube: xr.DataArray) -> xr.DataArray:
     Test membership is the NaN pattern of the losses (the same for every model,
     which :func:`validate` checks); the first model's pattern is returned.
     """
-    return cube.isel({MODEL: 0}, drop=True).notnull()
+    return cube.isel({unit_dim(cube): 0}, drop=True).notnull()
 
 
 # --------------------------------------------------------------------------
@@ -82,17 +94,18 @@ def _check_structure(cube: Any) -> None:
             f"the cube is named {cube.name!r} like one of its coordinates; rename it after its "
             "loss, e.g. cube.rename('loss')."
         )
-    missing = [d for d in CORE_DIMS if d not in cube.dims]
+    core = (SPLIT, EXAMPLE, CONTRAST) if CONTRAST in cube.dims else CORE_DIMS
+    missing = [d for d in core if d not in cube.dims]
     if missing:
         raise CubeError(
             f"the cube lacks the dim(s) {missing}; it has dims {list(cube.dims)} and needs "
             f"(*extra, {', '.join(CORE_DIMS)}). Rename dims with cube.rename(...) or "
             f"{_FIX_BUILD[0].lower() + _FIX_BUILD[1:]}"
         )
-    if tuple(cube.dims[-3:]) != CORE_DIMS:
-        order = [*get_extra_dims(cube), *CORE_DIMS]
+    if tuple(cube.dims[-3:]) != core:
+        order = [*(d for d in cube.dims if d not in core), *core]
         raise CubeError(
-            f"the cube's dims are {list(cube.dims)} but must end with {list(CORE_DIMS)}; "
+            f"the cube's dims are {list(cube.dims)} but must end with {list(core)}; "
             f"fix with cube.transpose(*{order})."
         )
     if not np.issubdtype(cube.dtype, np.floating):
@@ -103,7 +116,7 @@ def _check_structure(cube: Any) -> None:
             + ("" if kind == "numeric" else " after mapping the values to numbers")
             + "."
         )
-    for dim in CORE_DIMS:
+    for dim in core:
         if dim not in cube.coords:
             raise CubeError(
                 f"the `{dim}` dim has no coordinate; add labels with "
@@ -120,10 +133,11 @@ def _check_structure(cube: Any) -> None:
             f"the `split` coordinate must hold ints, got dtype {cube[SPLIT].dtype}; "
             "relabel with cube.assign_coords(split=np.arange(cube.sizes['split']))."
         )
-    if not all(isinstance(m, str) for m in cube[MODEL].values.tolist()):
+    unit = core[-1]
+    if not all(isinstance(m, str) for m in cube[unit].values.tolist()):
         raise CubeError(
-            "the `model` coordinate must hold model names (str); relabel with "
-            "cube.assign_coords(model=[str(m) for m in cube.model.values])."
+            f"the `{unit}` coordinate must hold {unit} names (str); relabel with "
+            f"cube.assign_coords({unit}=[str(m) for m in cube.{unit}.values])."
         )
 
 
@@ -237,11 +251,12 @@ def _check_attrs(cube: xr.DataArray) -> None:
 
 def _check_values(cube: xr.DataArray) -> None:
     """Check the NaN pattern and test sizes; computes all reductions in one pass."""
+    unit = unit_dim(cube)
     tested_all = cube.notnull()
-    tested = tested_all.isel({MODEL: 0}, drop=True)  # (*extra, split, example)
+    tested = tested_all.isel({unit: 0}, drop=True)  # (*extra, split, example)
     stats = {
         "n_inf": np.isinf(cube).sum(),
-        "pattern_bad": (tested_all != tested).any(MODEL),
+        "pattern_bad": (tested_all != tested).any(unit),
         "n_test": tested.sum(EXAMPLE),
     }
     in_train = cube.coords.get(IN_TRAIN)

@@ -26,7 +26,7 @@ import numpy as np
 import xarray as xr
 
 from cvstats.errors import ArgumentError, CubeError, CvstatsError, StorageError
-from cvstats.schema import CORE_DIMS, IN_TRAIN, SCHEMA_VERSION, SPLIT_COORDS
+from cvstats.schema import CORE_DIMS, IN_TRAIN, SCHEMA_VERSION, SPLIT_COORDS, UNIT_DIMS
 
 __all__ = ["SCHEMA_VERSION", "save", "open_cube"]
 
@@ -443,7 +443,7 @@ def _cube_variable(dataset: xr.Dataset, source: Path) -> xr.DataArray:
             "so it was not written by `cvstats.save`. " + _BUILD_HINT
         )
     cube = dataset[name]
-    if cube.dims[-len(CORE_DIMS) :] != CORE_DIMS:
+    if cube.dims[-3:-1] != CORE_DIMS[:2] or cube.dims[-1] not in UNIT_DIMS:
         raise StorageError(
             f"{str(source)!r} holds no cvstats cube: variable {name!r} has dims "
             f"{cube.dims}, not (*extra, {', '.join(CORE_DIMS)}), so it was not written by "

@@ -12,7 +12,9 @@ __all__ = [
     "SPLIT",
     "EXAMPLE",
     "MODEL",
+    "CONTRAST",
     "CORE_DIMS",
+    "UNIT_DIMS",
     "SPLIT_COORDS",
     "INT_SPLIT_COORDS",
     "BLOCKS",
@@ -25,8 +27,11 @@ __all__ = [
 SPLIT: Final = "split"
 EXAMPLE: Final = "example"
 MODEL: Final = "model"
+CONTRAST: Final = "contrast"  # replaces `model` in a contrast cube (cvstats.formula)
 #: The three trailing dims every cube has, in order.
 CORE_DIMS: Final = (SPLIT, EXAMPLE, MODEL)
+#: The dims that may stand last: a cube of models' losses, or of contrasts of them.
+UNIT_DIMS: Final = (MODEL, CONTRAST)
 
 #: Integer coordinates on the ``split`` dim (besides ``block``); -1 means "not applicable".
 INT_SPLIT_COORDS: Final = ("half", "side", "replicate", "repeat", "fold", "n_train")

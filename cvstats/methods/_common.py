@@ -1,0 +1,104 @@
+"""What every inference method shares.
+
+Input checks, the one kernel-applying helper around :func:`xarray.apply_ufunc`,
+and the assembly of the result.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from cvstats import kernels
+from cvstats.cube import validate
+from cvstats.errors import ArgumentError
+from cvstats.kernels._validation import validate_alpha, validate_alternative
+from cvstats.results import InferenceResult
+
+__all__ = ["check_options", "apply_kernel", "pvalues", "make_result", "resolve_size"]
+
+
+def check_options(
+    cube: xr.DataArray, mu0: float, alpha: float, alternative: str, *, check: bool = True
+) -> tuple[float, float, str]:
+    """Validate the cube (unless ``check=False``) and the common keywords."""
+    if check:
+        validate(cube)
+    if isinstance(mu0, bool) or not isinstance(mu0, numbers.Real) or not np.isfinite(mu0):
+        raise ArgumentError(f"`mu0` must be a finite real number, got {mu0!r}.")
+    return float(mu0), validate_alpha(alpha), validate_alternative(alternative)
+
+
+def resolve_size(name: str, given: int | None, from_cube: int) -> int:
+    """``n1``/``n2``: the cube's value unless the caller overrides it."""
+    if given is None:
+        return from_cube
+    if isinstance(given, bool) or not isinstance(given, numbers.Integral) or given < 1:
+        raise ArgumentError(
+            f"`{name}` must be a positive int (or None: from the cube), got {given!r}."
+        )
+    return int(given)
+
+
+def apply_kernel(
+    kernel: Callable[..., Any],
+    arrays: Sequence[xr.DataArray],
+    core_dims: Sequence[Sequence[str]],
+    n_outputs: int,
+    **kwargs: Any,
+) -> tuple[xr.DataArray, ...]:
+    """Apply a numpy kernel over named core dims, vectorized over every other dim.
+
+    The one bridge between the estimators and the kernels: core dims are
+    moved last, every other dim is a batch dim, dask arrays stay lazy.
+    """
+    out = xr.apply_ufunc(
+        kernel,
+        *arrays,
+        input_core_dims=[list(d) for d in core_dims],
+        output_core_dims=[[] for _ in range(n_outputs)],
+        kwargs=kwargs,
+        dask="parallelized",
+        output_dtypes=[float] * n_outputs,
+        dask_gufunc_kwargs={"allow_rechunk": True},
+    )
+    return tuple(out) if n_outputs > 1 else (out,)
+
+
+def pvalues(statistic: xr.DataArray, df: xr.DataArray, alternative: str) -> xr.DataArray:
+    """p-values of a z or t statistic (``df = inf``: normal)."""
+    return xr.apply_ufunc(
+        kernels.pvalue,
+        statistic,
+        df,
+        kwargs={"alternative": alternative},
+        dask="parallelized",
+        output_dtypes=[float],
+    )
+
+
+def _plain(value: xr.DataArray) -> xr.DataArray | float:
+    return float(value) if value.ndim == 0 else value
+
+
+def make_result(
+    estimate: xr.DataArray,
+    stderr: xr.DataArray,
+    statistic: xr.DataArray,
+    df: xr.DataArray,
+    pvalue: xr.DataArray,
+    **fields: Any,
+) -> InferenceResult:
+    """Assemble an :class:`InferenceResult` (0-d arrays become floats)."""
+    return InferenceResult(
+        estimate=_plain(estimate),
+        stderr=_plain(stderr),
+        statistic=_plain(statistic),
+        df=_plain(df),
+        pvalue=_plain(pvalue),
+        **fields,
+    )
