@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cvstats import designs
 from cvstats.collect import collect
+from cvstats.compare import ComparisonTable, compare
 from cvstats.cube import from_arrays, from_frame, validate
 from cvstats.errors import (
     ArgumentError,
@@ -36,6 +37,8 @@ from cvstats.results import ConfidenceInterval, InferenceResult
 __version__ = "0.1.0"
 
 __all__ = [
+    "ComparisonTable",
+    "compare",
     "ConfidenceInterval",
     "InferenceResult",
     "bootstrap_t",

@@ -1,9 +1,10 @@
-"""The ``cvstats`` command line: ``cvstats demo``.
+"""The ``cvstats`` command line: ``cvstats demo`` and ``cvstats table``.
 
 ``cvstats demo`` is the main job on a built-in default: it draws a
 Nadeau–Bengio design (every block every method needs) on scikit-learn's
 breast-cancer data, collects the 0/1 losses of three classifiers, saves the
-cube and prints what it holds.
+cube, prints what it holds and the comparison table of every method.
+``cvstats table CUBE`` prints that table for a saved cube.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import xarray as xr
+
+from cvstats.compare import compare
 
 __all__ = ["main", "describe"]
 
@@ -102,6 +105,33 @@ def _demo(args: argparse.Namespace) -> int:
     save(cube, out, overwrite=True)
     print(describe(cube))
     print(f"saved to {out}")
+    print()
+    print(compare("zero_one ~ model", cube).summary().as_text())
+    print(f"\nthe same table for the saved cube: cvstats table {out} --formula 'zero_one ~ model'")
+    return 0
+
+
+def _table(args: argparse.Namespace) -> int:
+    from cvstats.io import open_cube
+
+    cube = open_cube(args.cube)
+    formula = args.formula or f"{cube.name} ~ model"
+    table = compare(
+        formula,
+        cube,
+        methods=args.methods,
+        mu0=args.mu0,
+        alpha=args.alpha,
+        target=args.target,
+    )
+    if args.format == "text":
+        print(table.summary(precision=args.precision).as_text())
+    elif args.format == "latex":
+        print(table.to_latex(precision=args.precision))
+    elif args.format == "markdown":
+        print(table.to_markdown(precision=args.precision))
+    else:
+        print(table.to_html(precision=args.precision))
     return 0
 
 
@@ -119,12 +149,31 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--M", type=int, default=10, help="half-splits of the conservative Z")
     demo.add_argument("--R", type=int, default=15, help="bootstrap replicates")
     demo.add_argument("--seed", type=int, default=0, help="seed of the design")
-    demo.add_argument("--n-jobs", type=int, default=None, help="parallel jobs (joblib)")
+    demo.add_argument(
+        "--n-jobs", type=int, default=-1, help="parallel jobs (joblib; default all cores)"
+    )
     demo.add_argument(
         "--out", default="cvstats-demo/demo.nc", help="where to save the cube (.nc or .zarr)"
     )
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     demo.set_defaults(func=_demo)
+
+    table = sub.add_parser(
+        "table", help="comparison table of inference methods for a saved cube (.nc or .zarr)"
+    )
+    table.add_argument("cube", help="path of a cube saved by cvstats.save")
+    table.add_argument(
+        "--formula", default=None, help="contrasts, e.g. 'loss ~ model' (default: <name> ~ model)"
+    )
+    table.add_argument(
+        "--methods", nargs="+", default=None, help="method names (default: all applicable)"
+    )
+    table.add_argument("--mu0", type=float, default=0.0, help="null value")
+    table.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level")
+    table.add_argument("--target", choices=["learner", "model"], default="learner")
+    table.add_argument("--format", choices=["text", "latex", "markdown", "html"], default="text")
+    table.add_argument("--precision", type=int, default=4, help="significant digits")
+    table.set_defaults(func=_table)
     return parser
 
 

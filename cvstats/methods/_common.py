@@ -7,7 +7,9 @@ and the assembly of the result.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -19,14 +21,29 @@ from cvstats.errors import ArgumentError
 from cvstats.kernels._validation import validate_alpha, validate_alternative
 from cvstats.results import InferenceResult
 
-__all__ = ["check_options", "apply_kernel", "pvalues", "make_result", "resolve_size"]
+__all__ = ["trusted", "check_options", "apply_kernel", "pvalues", "make_result", "resolve_size"]
+
+
+# ids of cubes a caller (compare) has validated already, so that running many
+# methods on one cube validates it once; scoped to a `with trusted(cube):` block.
+_TRUSTED: ContextVar[frozenset[int]] = ContextVar("cvstats_trusted_cubes", default=frozenset())
+
+
+@contextmanager
+def trusted(cube: xr.DataArray) -> Iterator[None]:
+    """Within the block, methods skip re-validating ``cube`` (already validated)."""
+    token = _TRUSTED.set(_TRUSTED.get() | {id(cube)})
+    try:
+        yield
+    finally:
+        _TRUSTED.reset(token)
 
 
 def check_options(
     cube: xr.DataArray, mu0: float, alpha: float, alternative: str, *, check: bool = True
 ) -> tuple[float, float, str]:
     """Validate the cube (unless ``check=False``) and the common keywords."""
-    if check:
+    if check and id(cube) not in _TRUSTED.get():
         validate(cube)
     if isinstance(mu0, bool) or not isinstance(mu0, numbers.Real) or not np.isfinite(mu0):
         raise ArgumentError(f"`mu0` must be a finite real number, got {mu0!r}.")
