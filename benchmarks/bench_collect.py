@@ -29,6 +29,8 @@ from cvstats import designs
 from cvstats.collect import collect
 
 TARGET_RATIO = 1.05
+#: keyword arguments of ``run`` for ``python -m benchmarks --quick``
+QUICK: dict[str, Any] = {"repeats": 2, "n_splits": 10}
 
 
 def _learners() -> dict[str, Any]:

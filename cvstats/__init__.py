@@ -5,6 +5,13 @@ from __future__ import annotations
 from cvstats import designs
 from cvstats.collect import collect
 from cvstats.compare import ComparisonTable, compare
+from cvstats.conditional import (
+    WinnerTable,
+    cv_bias,
+    cv_estimates,
+    variance_decomposition,
+    winner_table,
+)
 from cvstats.cube import from_arrays, from_frame, validate
 from cvstats.errors import (
     ArgumentError,
@@ -19,6 +26,8 @@ from cvstats.errors import (
 )
 from cvstats.formula import contrast_matrix, contrasts, pairwise, parse_formula
 from cvstats.io import open_cube, save
+from cvstats.kfold_variance import kfold_moments, kfold_statistics, quadratic_estimator_bias
+from cvstats.lemma1 import fit_lemma1
 from cvstats.methods import (
     bootstrap_t,
     combined_5x2cv_f,
@@ -33,10 +42,26 @@ from cvstats.methods import (
     resampled_t,
 )
 from cvstats.results import ConfidenceInterval, InferenceResult
+from cvstats.rho import fit_r, fit_rho
+from cvstats.tables import PublicationTable, nadeau_bengio_table, publication_table
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "PublicationTable",
+    "WinnerTable",
+    "cv_bias",
+    "cv_estimates",
+    "fit_lemma1",
+    "fit_r",
+    "fit_rho",
+    "kfold_moments",
+    "kfold_statistics",
+    "nadeau_bengio_table",
+    "publication_table",
+    "quadratic_estimator_bias",
+    "variance_decomposition",
+    "winner_table",
     "ComparisonTable",
     "compare",
     "ConfidenceInterval",

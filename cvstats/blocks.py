@@ -12,6 +12,7 @@ provides a missing block.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,11 +51,26 @@ SIDE_DIM = "_side"
 R_DIM = "_r"
 
 
-def split_means(cube: xr.DataArray) -> xr.DataArray:
-    """Test mean ``μ̂_j`` of every split (theory.md §1), over ``(*extra, split, unit)``.
+def split_means(
+    cube: xr.DataArray, blocks: Sequence[str] | None = None, method: str = "this method"
+) -> xr.DataArray:
+    """Test mean ``μ̂_j`` of the splits (theory.md §1), over ``(*extra, split, unit)``.
 
     NaN (non-test) losses are skipped; the reduction is chunk-wise on dask.
+
+    Parameters
+    ----------
+    cube : xarray.DataArray
+        A cube or contrast cube.
+    blocks : sequence of str, optional
+        Only the splits of these blocks (each must be present; the error names
+        the design function that provides a missing one); default every split.
+    method : str
+        Name of the calling method, for error messages.
     """
+    if blocks is not None:
+        keep = np.concatenate([block_positions(cube, b, method) for b in blocks])
+        cube = cube.isel({SPLIT: np.sort(keep)})
     return cube.mean(EXAMPLE, skipna=True)
 
 

@@ -252,11 +252,18 @@ def _check_attrs(cube: xr.DataArray) -> None:
 def _check_values(cube: xr.DataArray) -> None:
     """Check the NaN pattern and test sizes; computes all reductions in one pass."""
     unit = unit_dim(cube)
-    tested_all = cube.notnull()
-    tested = tested_all.isel({unit: 0}, drop=True)  # (*extra, split, example)
+    # the split coordinates are small: hold them in memory (cube.chunk() chunks them too,
+    # and groupby needs concrete labels)
+    cube = cube.assign_coords({c: (SPLIT, np.asarray(cube[c].values)) for c in SPLIT_COORDS})
+    tested = cube.isel({unit: 0}, drop=True).notnull()  # (*extra, split, example)
+    # the NaN pattern of every other model against the first, OR-ed: cheaper than
+    # comparing the whole (..., unit) mask and reducing over `unit`
+    pattern_bad = xr.zeros_like(tested)
+    for k in range(1, cube.sizes[unit]):
+        pattern_bad = pattern_bad | (cube.isel({unit: k}, drop=True).notnull() != tested)
     stats = {
-        "n_inf": np.isinf(cube).sum(),
-        "pattern_bad": (tested_all != tested).any(unit),
+        "n_inf": np.isinf(cube).any(),
+        "pattern_bad": pattern_bad,
         "n_test": tested.sum(EXAMPLE),
     }
     in_train = cube.coords.get(IN_TRAIN)
@@ -280,10 +287,11 @@ def _check_values(cube: xr.DataArray) -> None:
     ds = xr.Dataset(stats).compute()  # one pass over a dask-backed cube
 
     splits = cube[SPLIT].values.tolist()
-    if int(ds["n_inf"]) > 0:
-        where = _where(cube, np.isinf(cube.values), cube.dims)
+    if bool(ds["n_inf"]):
+        infinite = np.isinf(np.asarray(cube.values))
+        where = _where(cube, infinite, cube.dims)
         raise CubeError(
-            f"the cube holds {int(ds['n_inf'])} infinite loss(es) (first at {where}); losses "
+            f"the cube holds {int(infinite.sum())} infinite loss(es) (first at {where}); losses "
             "must be finite on test examples. Clip or fix the loss (e.g. log loss of a "
             "probability 0)."
         )

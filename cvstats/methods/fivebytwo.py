@@ -61,7 +61,7 @@ def dietterich_5x2cv(
             f"`variant` must be one of {list(FIVE_BY_TWO_VARIANTS)}, got {variant!r}."
         )
     mu0, alpha, alternative = check_options(cube, mu0, alpha, alternative)
-    p = five_by_two_means(split_means(cube), "5x2cv t")
+    p = five_by_two_means(split_means(cube, ["5x2"], "5x2cv t"), "5x2cv t")
     sizes = block_sizes(cube, "5x2", "5x2cv t")
     estimate, stderr, statistic, df = apply_kernel(
         kernels.dietterich_5x2_t,
@@ -124,7 +124,7 @@ def combined_5x2cv_f(
         Over the cube's extra dims and ``model``/``contrast``.
     """
     mu0, alpha, _ = check_options(cube, mu0, alpha, "two-sided")
-    p = five_by_two_means(split_means(cube), "combined 5x2cv F")
+    p = five_by_two_means(split_means(cube, ["5x2"], "combined 5x2cv F"), "combined 5x2cv F")
     sizes = block_sizes(cube, "5x2", "combined 5x2cv F")
     statistic, _, _, pvalue = apply_kernel(
         kernels.alpaydin_f, [p], [[M_DIM, SIDE_DIM]], 4, mu0=mu0

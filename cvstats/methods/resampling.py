@@ -65,7 +65,7 @@ def _main(
     cube: xr.DataArray, method: str, n1: int | None, n2: int | None
 ) -> tuple[xr.DataArray, int, int, int]:
     sizes = block_sizes(cube, "main", method)
-    mu = main_means(split_means(cube), method, min_splits=2)
+    mu = main_means(split_means(cube, ["main"], method), method, min_splits=2)
     return mu, resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2), sizes.n_splits
 
 
@@ -228,7 +228,7 @@ def conservative_z(
         Over the cube's extra dims and ``model``/``contrast``.
     """
     mu0, alpha, alternative = check_options(cube, mu0, alpha, alternative)
-    means = split_means(cube)
+    means = split_means(cube, ["main", "half"], "conservative Z")
     sizes = block_sizes(cube, "main", "conservative Z")
     mu = main_means(means, "conservative Z")
     halves = half_means(means, "conservative Z")
@@ -270,7 +270,7 @@ def _bootstrap(
 ) -> InferenceResult:
     method = "corrected bootstrap" if corrected else "bootstrap"
     mu0, alpha, alternative = check_options(cube, mu0, alpha, alternative)
-    means = split_means(cube)
+    means = split_means(cube, ["main", "replicate"], method)
     sizes = block_sizes(cube, "main", method)
     mu = main_means(means, method)
     reps = replicate_means(means, method)
@@ -376,7 +376,7 @@ def corrected_bootstrap_t(
 
 def _fold_means(cube: xr.DataArray, method: str) -> tuple[xr.DataArray, int, int]:
     K, repeats = kfold_layout(cube, method)
-    return main_means(split_means(cube), method, min_splits=2), K, repeats
+    return main_means(split_means(cube, ["main"], method), method, min_splits=2), K, repeats
 
 
 def kfold_t(
