@@ -19,8 +19,8 @@ import xarray as xr
 
 from cvstats import methods as m
 from cvstats.cube import unit_dim, validate
-from cvstats.errors import ArgumentError, CvstatsTypeError
-from cvstats.formula import contrasts
+from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError
+from cvstats.formula import _select, contrasts, parse_formula
 from cvstats.methods._common import trusted
 from cvstats.results import FRAME_COLUMNS, InferenceResult
 from cvstats.schema import CONTRAST
@@ -299,6 +299,18 @@ def _fmt(value: float, precision: int) -> str:
     return f"{value:.{precision}g}"
 
 
+def _check_zero_one(models: xr.DataArray) -> None:
+    """McNemar needs 0/1 losses: check the models' losses, not only their differences."""
+    values = models.data
+    other = ~np.isnan(values) & (values != 0) & (values != 1)
+    if bool(other.any()):
+        raise CubeError(
+            f"McNemar's test needs zero-one losses, but the cube {models.name!r} holds other "
+            f"values, e.g. {pd.unique(np.asarray(values[other]).ravel())[:3].tolist()}; drop "
+            "'mcnemar' from `methods` or use holdout_t."
+        )
+
+
 def _resolve_cube(
     formula: str | xr.DataArray, data: xr.DataArray | xr.Dataset | None
 ) -> tuple[xr.DataArray, str]:
@@ -407,6 +419,8 @@ def compare(
         raise ArgumentError(f"`target` must be one of {list(TARGETS)}, got {target!r}.")
     cube, described = _resolve_cube(formula, data)
     names = _method_names(cube, methods, target, alternative)
+    if "mcnemar" in names and isinstance(formula, str):
+        _check_zero_one(_select(data, parse_formula(formula)[0], "the formula"))
     results: dict[str, InferenceResult] = {}
     with trusted(cube):
         for name in names:

@@ -499,7 +499,10 @@ def from_arrays(
     design : xarray.Dataset, optional
         A design of :mod:`cvstats.designs`: supplies the split coordinates,
         ``in_train`` (its ``train`` mask, when the test mask is the design's),
-        the example labels and the attrs.
+        the example labels and the attrs. A ``(split, example)`` ``test_mask``
+        given with it must not meet the design's training sets; a per-dataset
+        mask ``(*extra, split, example)`` uses the design as a template of the
+        split coordinates only (each dataset has its own splits).
     models : sequence of str, optional
         Model names; default ``"model0"``, ``"model1"``, ...
     examples : array-like, optional
@@ -585,6 +588,17 @@ def from_arrays(
     else:
         in_train = None
         mask = None if test_mask is None else np.asarray(test_mask)
+        # a (split, example) mask replaces the design's own test sets, so it must stay off
+        # their training sets; a per-dataset mask (*extra, split, example) uses the design
+        # only as a template of split coordinates (each dataset has its own splits)
+        if mask is not None and design is not None and mask.shape == (S, n_ex):
+            meet = mask.astype(bool) & design["train"].values
+            if meet.any():
+                split = int(np.argwhere(meet)[0][-2])
+                raise CubeError(
+                    "`test_mask` marks training examples of the design as tested: the test "
+                    f"set must not meet the training set (first at split {split})."
+                )
     if mask is not None:
         if mask.dtype != bool:
             raise CubeError(f"`test_mask` must be boolean, got dtype {mask.dtype}.")
@@ -716,8 +730,12 @@ def from_frame(
     table = _split_table(len(split_labels), splits)
     try:
         split_values = np.asarray(split_labels, dtype=np.int64)
+        exact = bool(np.all(split_values == np.asarray(split_labels)))
     except (TypeError, ValueError) as e:
         raise CubeError(f"the {split!r} column must hold int split labels.") from e
+    if not exact:
+        bad = _py(np.asarray(split_labels)[split_values != np.asarray(split_labels)][0])
+        raise CubeError(f"the {split!r} column must hold int split labels, got {bad}.")
     base_attrs = {"design": "user", "n": int(shape[-2]), "seed": UNKNOWN_SEED}
     base_attrs.update(attrs or {})
     coords: dict[str, Any] = {

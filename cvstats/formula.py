@@ -59,6 +59,7 @@ from formulaic.errors import DataMismatchWarning, FormulaicError
 from formulaic.formula import SimpleFormula
 from formulaic.parser import DefaultFormulaParser
 
+from cvstats.cube import validate
 from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, FormulaError
 from cvstats.schema import CONTRAST, MODEL
 
@@ -312,6 +313,7 @@ def _weights(formula: str, data: xr.DataArray | xr.Dataset) -> tuple[xr.DataArra
     """Return the cube a formula names and its weights (see :func:`contrast_matrix`)."""
     loss, rhs = _parse(formula)
     cube = _select(data, loss, f"the formula {formula!r}")
+    validate(cube)
     models = _model_names(cube)
     matrix = _model_matrix(rhs, formula, models)
     names = [str(c) for c in matrix.columns]
@@ -475,6 +477,7 @@ def pairwise(
         elif isinstance(data, xr.DataArray):
             loss = str(data.name)
     cube = _select(data, str(loss), "`loss`")
+    validate(cube)
     names = _model_names(cube)
     chosen = list(names) if models is None else [str(m) for m in models]
     unknown = [m for m in chosen if m not in names]

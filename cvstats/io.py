@@ -222,6 +222,10 @@ def open_cube(
         if chunks is not None:
             cube = _chunk(cube, chunks, source).assign_coords(small)
         cube = _canonical_order(cube)
+        for attr in ("_FillValue", "missing_value"):  # encodings read as attrs (no masking)
+            value = cube.attrs.get(attr)
+            if isinstance(value, float | np.floating) and np.isnan(value):
+                cube.attrs.pop(attr)
     except BaseException:
         dataset.close()
         raise

@@ -241,6 +241,7 @@ def mcnemar_chi2(n10: ArrayLike, n01: ArrayLike, *, correction: bool = True) -> 
     c = 1.0 if correction else 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
         chi2 = (np.abs(x - y) - c) ** 2 / (x + y)
+    chi2 = np.where(x + y == 0, np.nan, chi2)  # no discordant pair: no test, not a rejection
     return McNemarArrays(chi2[()], np.asarray(stats.chi2.sf(chi2, 1))[()])
 
 

@@ -21,7 +21,15 @@ from cvstats.errors import ArgumentError
 from cvstats.kernels._validation import validate_alpha, validate_alternative
 from cvstats.results import InferenceResult
 
-__all__ = ["trusted", "check_options", "apply_kernel", "pvalues", "make_result", "resolve_size"]
+__all__ = [
+    "trusted",
+    "check_options",
+    "check_sizes",
+    "apply_kernel",
+    "pvalues",
+    "make_result",
+    "resolve_size",
+]
 
 
 # ids of cubes a caller (compare) has validated already, so that running many
@@ -48,6 +56,17 @@ def check_options(
     if isinstance(mu0, bool) or not isinstance(mu0, numbers.Real) or not np.isfinite(mu0):
         raise ArgumentError(f"`mu0` must be a finite real number, got {mu0!r}.")
     return float(mu0), validate_alpha(alpha), validate_alternative(alternative)
+
+
+def check_sizes(cube: xr.DataArray, n1: int, n2: int) -> tuple[int, int]:
+    """Check ``n1 + n2`` against the cube's ``n`` (for user overrides); return them."""
+    n = int(cube.attrs["n"])
+    if n1 + n2 > n:
+        raise ArgumentError(
+            f"`n1` + `n2` = {n1} + {n2} exceeds the cube's n = {n} examples; pass sizes that "
+            "fit the design (or None: from the cube)."
+        )
+    return n1, n2
 
 
 def resolve_size(name: str, given: int | None, from_cube: int) -> int:

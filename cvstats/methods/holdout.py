@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from cvstats import kernels
 from cvstats.blocks import block_positions
 from cvstats.cube import in_test, unit_dim
-from cvstats.errors import ArgumentError, CubeError, DesignError
+from cvstats.errors import ArgumentError, CubeError, DesignError, ZeroVarianceWarning
 from cvstats.methods._common import apply_kernel, check_options, make_result, resolve_size
 from cvstats.results import InferenceResult
 from cvstats.schema import CONTRAST, EXAMPLE, MODEL, SPLIT
@@ -196,10 +198,12 @@ def mcnemar(
     one = _one_split(cube, split, "McNemar's test")
     diff = _difference(one, models)
     values = diff.data
-    if bool((~np.isnan(values) & (values != 0) & (values != 1) & (values != -1)).any()):
+    other = ~np.isnan(values) & (values != 0) & (values != 1) & (values != -1)
+    if bool(other.any()):
         raise CubeError(
             "McNemar's test needs differences of two classifiers' zero-one losses (values "
-            "-1, 0, 1); this contrast cube holds other values."
+            f"-1, 0, 1); this contrast cube holds other values, e.g. "
+            f"{pd.unique(np.asarray(values[other]).ravel())[:3].tolist()}."
         )
     n10 = (diff == 1).sum(EXAMPLE)
     n01 = (diff == -1).sum(EXAMPLE)
@@ -217,6 +221,14 @@ def mcnemar(
             kernels.mcnemar_exact, [n10, n01], [[], []], 2, alternative=alternative
         )
         reference = "binomial"
+        if bool(((n10 + n01) == 0).any()):
+            warnings.warn(
+                "McNemar exact: the number of discordant pairs n10 + n01 is zero (the two "
+                "models err on the same test examples): the standard error and the interval "
+                "are degenerate (zero width); the p-value is 1.",
+                ZeroVarianceWarning,
+                stacklevel=2,
+            )
     estimate = (n10 - n01) / n2
     stderr = np.sqrt(n10 + n01) / n2
     df = xr.full_like(estimate, np.inf)

@@ -21,6 +21,7 @@ from cvstats.errors import DesignError
 from cvstats.methods._common import (
     apply_kernel,
     check_options,
+    check_sizes,
     make_result,
     pvalues,
     resolve_size,
@@ -66,7 +67,8 @@ def _main(
 ) -> tuple[xr.DataArray, int, int, int]:
     sizes = block_sizes(cube, "main", method)
     mu = main_means(split_means(cube, ["main"], method), method, min_splits=2)
-    return mu, resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2), sizes.n_splits
+    n1, n2 = check_sizes(cube, resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2))
+    return mu, n1, n2, sizes.n_splits
 
 
 def resampled_t(
@@ -274,8 +276,7 @@ def _bootstrap(
     sizes = block_sizes(cube, "main", method)
     mu = main_means(means, method)
     reps = replicate_means(means, method)
-    n1 = resolve_size("n1", n1, sizes.n1)
-    n2 = resolve_size("n2", n2, sizes.n2)
+    n1, n2 = check_sizes(cube, resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2))
     if corrected:
         kernel, extra = kernels.corrected_bootstrap_t, {"n1": n1, "n2": n2}
     else:
