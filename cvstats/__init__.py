@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from cvstats import designs
+from cvstats.bayes import BayesianResult, bayesian_correlated_t
+from cvstats.bayle import bayle_cv
 from cvstats.collect import collect
 from cvstats.compare import ComparisonTable, compare
 from cvstats.conditional import (
@@ -41,6 +43,17 @@ from cvstats.methods import (
     mcnemar,
     resampled_t,
 )
+from cvstats.ranks import (
+    FriedmanResult,
+    PairwiseResult,
+    RankReport,
+    WilcoxonResult,
+    cd_diagram,
+    friedman_test,
+    pairwise_wilcoxon,
+    rank_report,
+    wilcoxon_test,
+)
 from cvstats.results import ConfidenceInterval, InferenceResult
 from cvstats.rho import fit_r, fit_rho
 from cvstats.tables import PublicationTable, nadeau_bengio_table, publication_table
@@ -48,6 +61,18 @@ from cvstats.tables import PublicationTable, nadeau_bengio_table, publication_ta
 __version__ = "0.1.0"
 
 __all__ = [
+    "BayesianResult",
+    "FriedmanResult",
+    "PairwiseResult",
+    "RankReport",
+    "WilcoxonResult",
+    "bayesian_correlated_t",
+    "bayle_cv",
+    "cd_diagram",
+    "friedman_test",
+    "pairwise_wilcoxon",
+    "rank_report",
+    "wilcoxon_test",
     "PublicationTable",
     "WinnerTable",
     "cv_bias",

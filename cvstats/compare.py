@@ -18,6 +18,7 @@ import pandas as pd
 import xarray as xr
 
 from cvstats import methods as m
+from cvstats.bayle import bayle_cv
 from cvstats.cube import unit_dim, validate
 from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError
 from cvstats.formula import _select, contrasts, parse_formula
@@ -42,6 +43,7 @@ class _Method:
 _LIB = "liberal for the learner"
 _RHO = "liberal if ρ > ρ0"
 _S4 = "liberal if σ4 > 0"
+_KFE = "k-fold test error (conditional); liberal for the learner"
 
 #: Every method selectable by name in :func:`compare`.
 METHODS: dict[str, _Method] = {
@@ -60,6 +62,8 @@ METHODS: dict[str, _Method] = {
     "dietterich_5x2cv_t4": _Method(m.dietterich_5x2cv, {"variant": "t4"}, False, "", _S4),
     "dietterich_5x2cv_t5": _Method(m.dietterich_5x2cv, {"variant": "t5"}, False, "", _S4),
     "combined_5x2cv_f": _Method(m.combined_5x2cv_f, {}, False, "", _S4),
+    "bayle_cv": _Method(bayle_cv, {"variance": "out"}, True, _KFE, "liberal for n1μ"),
+    "bayle_cv_in": _Method(bayle_cv, {"variance": "in"}, True, _KFE, "liberal for n1μ"),
 }
 
 _PAIR = re.compile(r"^(?:1\*(?P<a>.+) - 1\*(?P<b>.+)|-1\*(?P<c>.+) \+ 1\*(?P<d>.+))$")
@@ -89,7 +93,7 @@ def applicable_methods(cube: xr.DataArray, target: str = "learner") -> list[str]
             names.append("holdout_t")
         elif kfold:
             repeats = np.unique(cube["repeat"].values[main]).size
-            names += ["kfold_t"] if repeats == 1 else []
+            names += ["kfold_t", "bayle_cv"] if repeats == 1 else []
             names += ["corrected_repeated_kfold_t"]
         else:
             names += ["resampled_t", "corrected_resampled_t"]
