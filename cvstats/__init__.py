@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from cvstats import designs
+from cvstats import compact, designs
 from cvstats.bayes import BayesianResult, bayesian_correlated_t
 from cvstats.bayle import bayle_cv
 from cvstats.collect import collect
+from cvstats.compact import compact_cube, from_compact, open_compact, save_compact, to_compact
 from cvstats.compare import ComparisonTable, compare
 from cvstats.conditional import (
     WinnerTable,
@@ -61,6 +62,12 @@ from cvstats.tables import PublicationTable, nadeau_bengio_table, publication_ta
 __version__ = "0.1.0"
 
 __all__ = [
+    "compact",
+    "compact_cube",
+    "from_compact",
+    "open_compact",
+    "save_compact",
+    "to_compact",
     "BayesianResult",
     "FriedmanResult",
     "PairwiseResult",

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from cvstats.compact import EXAMPLE_INDEX, SLOT
 from cvstats.cube import in_test
 from cvstats.errors import DesignError
 from cvstats.schema import EXAMPLE, SPLIT
@@ -61,7 +62,8 @@ def split_means(
     Parameters
     ----------
     cube : xarray.DataArray
-        A cube or contrast cube.
+        A cube or contrast cube, or a compact cube (:mod:`cvstats.compact`),
+        whose test losses are averaged over ``slot`` instead of ``example``.
     blocks : sequence of str, optional
         Only the splits of these blocks (each must be present; the error names
         the design function that provides a missing one); default every split.
@@ -73,10 +75,13 @@ def split_means(
         contiguous = keep[-1] - keep[0] + 1 == keep.size
         # a slice is a view; an index array would copy the selected losses first
         cube = cube.isel({SPLIT: slice(keep[0], keep[-1] + 1) if contiguous else keep})
+    # a compact cube (cvstats.compact) holds the test losses on a `slot` dim, NaN-padded
+    over = SLOT if SLOT in cube.dims else EXAMPLE
     # bottleneck's nanmean reads the data once, numpy's copies it: ~20x faster on numpy
     # cubes (xarray leaves bottleneck off by default); scoped, nothing global changes
     with xr.set_options(use_bottleneck=True):
-        return cube.mean(EXAMPLE, skipna=True)
+        means = cube.mean(over, skipna=True)
+    return means.drop_vars(EXAMPLE_INDEX, errors="ignore")
 
 
 def block_positions(cube: xr.DataArray | xr.Dataset, block: str, method: str) -> np.ndarray:
@@ -188,13 +193,17 @@ def block_sizes(cube: xr.DataArray, block: str, method: str) -> BlockSizes:
     ``n2`` is read off the NaN pattern of the block's first split (validation
     guarantees it is the same in every split of the block and every element
     of the extra dims; for a k-fold main block, whose folds may differ by one
-    example, ``n1`` and ``n2`` are the medians over folds).
+    example, ``n1`` and ``n2`` are the medians over folds). For a compact cube
+    it is the number of non-padding slots (``example_index >= 0``).
     """
     pos = block_positions(cube, block, method)
     n1 = cube["n_train"].values[pos]
-    mask = in_test(cube.isel({SPLIT: pos}))
-    first = mask.isel({d: 0 for d in mask.dims if d not in (SPLIT, EXAMPLE)})
-    n2 = np.asarray(first.sum(EXAMPLE).values)
+    if SLOT in cube.dims:  # compact cube: the test examples are the non-padding slots
+        mask, over = cube[EXAMPLE_INDEX].isel({SPLIT: pos}) >= 0, SLOT
+    else:
+        mask, over = in_test(cube.isel({SPLIT: pos})), EXAMPLE
+    first = mask.isel({d: 0 for d in mask.dims if d not in (SPLIT, over)})
+    n2 = np.asarray(first.sum(over).values)
     return BlockSizes(int(np.median(n1)), int(np.median(n2)), int(pos.size))
 
 

@@ -328,9 +328,9 @@ def _resolve_cube(
     if isinstance(formula, str):
         if data is None:
             raise CvstatsTypeError("`data` is required with a formula: compare(formula, data).")
-        cube = contrasts(formula, data)
-        validate(cube)
-        return cube, formula
+        # contrasts() validates the cube it reads; a linear contrast of a valid cube keeps
+        # its NaN pattern, finiteness and coordinates, so one validation pass is enough
+        return contrasts(formula, data), formula
     raise CvstatsTypeError(
         f"`formula` must be a str (with `data`) or a cube, got {type(formula).__name__}."
     )

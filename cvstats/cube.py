@@ -56,7 +56,18 @@ def in_test(cube: xr.DataArray) -> xr.DataArray:
 
     Test membership is the NaN pattern of the losses (the same for every model,
     which :func:`validate` checks); the first model's pattern is returned.
+
+    Raises
+    ------
+    CubeError
+        For a compact cube (:mod:`cvstats.compact`), which has no ``example``
+        dim: what needs per-example positions needs the dense cube.
     """
+    if "slot" in cube.dims:
+        raise CubeError(
+            "this function needs the dense cube (per-example positions), but got a compact "
+            "cube (dim `slot`); expand it with cvstats.compact.from_compact(...) first."
+        )
     return cube.isel({unit_dim(cube): 0}, drop=True).notnull()
 
 
@@ -262,7 +273,9 @@ def _check_values(cube: xr.DataArray) -> None:
     for k in range(1, cube.sizes[unit]):
         pattern_bad = pattern_bad | (cube.isel({unit: k}, drop=True).notnull() != tested)
     stats = {
-        "n_inf": np.isinf(cube).any(),
+        # per split, not per value: locating an infinity must not load the whole cube
+        "inf_split": np.isinf(cube).any([EXAMPLE, unit]),
+        "n_inf": np.isinf(cube).sum(),
         "pattern_bad": pattern_bad,
         "n_test": tested.sum(EXAMPLE),
     }
@@ -287,11 +300,15 @@ def _check_values(cube: xr.DataArray) -> None:
     ds = xr.Dataset(stats).compute()  # one pass over a dask-backed cube
 
     splits = cube[SPLIT].values.tolist()
-    if bool(ds["n_inf"]):
-        infinite = np.isinf(np.asarray(cube.values))
-        where = _where(cube, infinite, cube.dims)
+    if int(ds["n_inf"]):
+        per_split = ds["inf_split"]
+        first = dict(zip(per_split.dims, np.argwhere(per_split.values)[0].tolist(), strict=True))
+        row = np.isinf(np.asarray(cube.isel(first).values))  # (example, unit) of one split
+        where = ", ".join(
+            [_where(cube, per_split.values, per_split.dims), _where(cube, row, (EXAMPLE, unit))]
+        )
         raise CubeError(
-            f"the cube holds {int(infinite.sum())} infinite loss(es) (first at {where}); losses "
+            f"the cube holds {int(ds['n_inf'])} infinite loss(es) (first at {where}); losses "
             "must be finite on test examples. Clip or fix the loss (e.g. log loss of a "
             "probability 0)."
         )
@@ -383,7 +400,8 @@ def validate(cube: xr.DataArray) -> None:
     same for every model; disjoint from ``in_train`` when present), test sizes
     per block (the same ``n2`` in every split of a block and every element of
     the extra dims), k-fold partitions and disjoint halves. A dask-backed
-    cube is reduced in a single pass.
+    cube is reduced in a single pass. A compact cube (dim ``slot``) is checked
+    by :func:`cvstats.compact.validate_compact`.
 
     Parameters
     ----------
@@ -407,6 +425,11 @@ def validate(cube: xr.DataArray) -> None:
     ...
     cvstats.errors.CubeError: the cube has no name; ...
     """
+    if isinstance(cube, xr.DataArray) and "slot" in cube.dims:
+        from cvstats.compact import validate_compact  # a compact cube (cvstats.compact)
+
+        validate_compact(cube)
+        return
     _check_structure(cube)
     _check_attrs(cube)
     _check_split_coords(cube)

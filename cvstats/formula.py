@@ -348,7 +348,7 @@ def _apply(cube: xr.DataArray, weights: xr.DataArray, formula: str) -> xr.DataAr
     """Return ``weights @ cube`` along ``model``: the contrast cube (lazy on dask)."""
     # einsum propagates NaN (0 * NaN is NaN), and the NaN pattern is the same for every
     # model, so the contrast is NaN exactly off the test sets.
-    out = xr.dot(cube, weights, dim=MODEL)
+    out = xr.dot(cube, weights.astype(cube.dtype), dim=MODEL)
     dims: list[Hashable] = [d for d in cube.dims if d != MODEL]
     out = out.transpose(*dims, CONTRAST)
     out.name = cube.name

@@ -13,7 +13,13 @@ from cvstats import kernels
 from cvstats.blocks import block_positions
 from cvstats.cube import in_test, unit_dim
 from cvstats.errors import ArgumentError, CubeError, DesignError, ZeroVarianceWarning
-from cvstats.methods._common import apply_kernel, check_options, make_result, resolve_size
+from cvstats.methods._common import (
+    apply_kernel,
+    check_options,
+    make_result,
+    pvalues,
+    resolve_size,
+)
 from cvstats.results import InferenceResult
 from cvstats.schema import CONTRAST, EXAMPLE, MODEL, SPLIT
 
@@ -86,9 +92,7 @@ def holdout_t(
     stat = apply_kernel(kernels.holdout_t, [one], [[EXAMPLE]], 4, mu0=mu0, reference=reference)
     estimate, stderr, statistic, df = stat
     n2 = int(in_test(one).isel({d: 0 for d in in_test(one).dims if d != EXAMPLE}).sum())
-    pvalue = xr.apply_ufunc(
-        kernels.pvalue, statistic, df, kwargs={"alternative": alternative}, dask="parallelized"
-    )
+    pvalue = pvalues(statistic, df, alternative)
     return make_result(
         estimate,
         stderr,
