@@ -4,7 +4,8 @@
 Nadeau–Bengio design (every block every method needs) on scikit-learn's
 breast-cancer data, collects the 0/1 losses of three classifiers, saves the
 cube, prints what it holds and the comparison table of every method.
-``cvstats table CUBE`` prints that table for a saved cube.
+``cvstats table CUBE`` prints that table for a saved cube; ``cvstats study``
+re-runs the simulation studies of the papers (:mod:`cvstats.studies`).
 """
 
 from __future__ import annotations
@@ -174,6 +175,10 @@ def _parser() -> argparse.ArgumentParser:
     table.add_argument("--format", choices=["text", "latex", "markdown", "html"], default="text")
     table.add_argument("--precision", type=int, default=4, help="significant digits")
     table.set_defaults(func=_table)
+
+    from cvstats.studies.cli import add_study_parser
+
+    add_study_parser(sub)
     return parser
 
 

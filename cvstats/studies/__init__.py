@@ -1,0 +1,59 @@
+"""The simulation studies of the papers (simulations.md §A, §B, §D).
+
+* :mod:`cvstats.studies.regression` — Nadeau & Bengio problem 1 (simple
+  linear regression, batched closed-form learners);
+* :mod:`cvstats.studies.classification` — problem 2 (two Gaussian
+  populations, OLS classifier and regression tree);
+* :func:`run_study` — batched, resumable, parallel runner storing the split
+  means of every block of every dataset;
+* :func:`method_results`, :func:`rejection_rates`, :func:`mu0_grid`,
+  :func:`study_table`, :func:`power_figure` — methods of theory.md §4, size
+  and power over any grid of ``μ0``, Table-2-style summaries and power curves.
+"""
+
+from __future__ import annotations
+
+from cvstats.studies._analysis import (
+    METHOD_NAMES,
+    binomial_line,
+    j_study,
+    m_study,
+    mc_truth,
+    method_results,
+    mu0_grid,
+    power_figure,
+    rejection_rates,
+    rho_r_fit,
+    study_table,
+    targets,
+)
+from cvstats.studies._runner import compute_batch, default_batch_size, run_study
+from cvstats.studies._splits import CONFIGS, configurations, draw_study_splits, to_design
+from cvstats.studies.classification import classification_problem, run_classification
+from cvstats.studies.regression import regression_problem, run_regression
+
+__all__ = [
+    "CONFIGS",
+    "METHOD_NAMES",
+    "binomial_line",
+    "classification_problem",
+    "compute_batch",
+    "configurations",
+    "default_batch_size",
+    "draw_study_splits",
+    "j_study",
+    "m_study",
+    "mc_truth",
+    "method_results",
+    "mu0_grid",
+    "power_figure",
+    "regression_problem",
+    "rejection_rates",
+    "rho_r_fit",
+    "run_classification",
+    "run_regression",
+    "run_study",
+    "study_table",
+    "targets",
+    "to_design",
+]

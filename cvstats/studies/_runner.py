@@ -1,0 +1,345 @@
+"""Batched, resumable, parallel runner of the Nadeau–Bengio studies (simulations.md §D).
+
+A *problem* (:class:`Problem`) generates one dataset and computes the mean
+test loss of its learners on many splits at once. The runner draws the
+splits of every dataset (:mod:`cvstats.studies._splits`), asks the problem
+for the split means of every block and stores them, per batch of datasets,
+in a netCDF file of the output directory. A rerun skips the batches whose
+file exists and was written with the same parameters, so an interrupted run
+resumes where it stopped. Batches run in parallel with joblib; each dataset
+has its own seeds (:func:`~cvstats.studies._splits.dataset_rngs`), so the
+results do not depend on the batch size or on ``n_jobs``.
+
+The stored split means are all the methods of theory.md §4 need (the
+hold-out t also needs the mean and variance of the test losses of one
+split, stored as well); :mod:`cvstats.studies._analysis` turns them into
+estimates, standard errors and rejection rates for any ``J``, ``M``, ``R``
+and any grid of ``μ0``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import xarray as xr
+from numpy.typing import NDArray
+
+from cvstats.errors import ArgumentError
+from cvstats.studies._splits import (
+    CONFIGS,
+    DatasetSplits,
+    configurations,
+    dataset_rngs,
+    draw_study_splits,
+    gather_sums,
+    stack_splits,
+)
+
+__all__ = ["Problem", "compute_batch", "run_study", "default_batch_size"]
+
+FloatArray = NDArray[np.float64]
+
+
+class Problem(Protocol):
+    """What a simulated problem provides to the runner.
+
+    Attributes
+    ----------
+    tag : str
+        Short name used in file names (e.g. ``"nb-regression-sim1"``).
+    simulation : int
+        Simulation number (part of every dataset's seed).
+    n : int
+        Dataset size.
+    models : tuple of str
+        Names of the two learners; the contrast is ``models[0] - models[1]``.
+    n_stats : int
+        Number of per-example statistics returned by :meth:`stats`.
+    """
+
+    tag: str
+    simulation: int
+    n: int
+    models: tuple[str, str]
+    n_stats: int
+
+    def generate(self, rng: np.random.Generator) -> FloatArray:
+        """One dataset, shape ``(n, p)``."""
+        ...
+
+    def stats(self, data: FloatArray) -> FloatArray:
+        """Per-example statistics, shape ``(B, n, n_stats)``."""
+        ...
+
+    def split_means(
+        self,
+        data: FloatArray,
+        test_idx: NDArray[np.int32],
+        train_idx: NDArray[np.int32],
+        test_sums: FloatArray,
+        train_sums: FloatArray,
+    ) -> FloatArray:
+        """Mean test loss of each learner, shape ``(B, ..., n_models)``."""
+        ...
+
+    def example_losses(
+        self, data: FloatArray, test_idx: NDArray[np.int32], train_idx: NDArray[np.int32]
+    ) -> FloatArray:
+        """Per-example test losses of one split per dataset, shape ``(B, n2, n_models)``."""
+        ...
+
+    def params(self) -> dict[str, Any]:
+        """Parameters identifying the problem (stored in the attrs)."""
+        ...
+
+
+def default_batch_size(n: int, J: int, R: int, n_stats: int, budget: float = 4e8) -> int:
+    """Datasets per batch so that the largest gathered block stays under ``budget`` bytes.
+
+    The largest temporary array is the replicate block of ``(n/2, n/2)``:
+    ``R·J`` splits of ``n/2`` test examples, ``n_stats`` floats each.
+    """
+    per_dataset = R * J * max(n // 2, 1) * n_stats * 8
+    return int(max(1, min(100, budget // per_dataset)))
+
+
+def _block(
+    problem: Problem,
+    data: FloatArray,
+    stats: FloatArray,
+    test: NDArray[np.int32],
+    train: NDArray[np.int32],
+    pool_sums: FloatArray,
+) -> FloatArray:
+    test_sums = gather_sums(stats, test)
+    train_sums = pool_sums - test_sums
+    means = problem.split_means(data, test, train, test_sums, train_sums)
+    contrast = means[..., 0] - means[..., 1]
+    return np.concatenate([means, contrast[..., None]], axis=-1)
+
+
+def compute_batch(
+    problem: Problem,
+    seed: int,
+    datasets: Sequence[int],
+    *,
+    J: int,
+    M: int,
+    R: int,
+    J_rep: int,
+) -> xr.Dataset:
+    """Split means of every block for some datasets of one simulation.
+
+    Parameters
+    ----------
+    problem : Problem
+        The simulated problem.
+    seed : int
+        Study seed.
+    datasets : sequence of int
+        Dataset indices (their seeds depend on the index only).
+    J, M, R : int
+        Largest number of splits per estimate (main block and inside halves),
+        of half-splits, and bootstrap replicates.
+    J_rep : int
+        Splits per bootstrap replicate.
+
+    Returns
+    -------
+    xarray.Dataset
+        Variables ``main (dataset, config, j, quantity)``,
+        ``rep (dataset, config, replicate, j_rep, quantity)``,
+        ``half (dataset, m, side, j, quantity)``,
+        ``five (dataset, m5, side, quantity)`` and the hold-out summaries
+        ``holdout_mean``, ``holdout_var`` (ddof 1), ``holdout_n``
+        ``(dataset, config, quantity)`` of the first main split;
+        quantities ``(*models, "A-B")``.
+    """
+    n = problem.n
+    data_list, split_list = [], []
+    for d in datasets:
+        r_data, r_split = dataset_rngs(seed, problem.simulation, d)
+        data_list.append(problem.generate(r_data))
+        split_list.append(draw_study_splits(r_split, n, J=J, M=M, R=R, J_rep=J_rep))
+    data = np.stack(data_list)
+    sp: DatasetSplits = stack_splits(split_list)
+    stats = problem.stats(data)
+    B = data.shape[0]
+    cums = np.concatenate([np.zeros((B, 1, stats.shape[-1])), np.cumsum(stats, axis=1)], axis=1)
+
+    half_pools = gather_sums(stats, sp.halves)  # (B, M, 2, k)
+    half = _block(problem, data, stats, sp.half_test, sp.half_train, half_pools[:, :, :, None])
+    five_pool = gather_sums(stats, sp.five_train).sum(axis=2)  # (B, 5, k)
+    five = _block(problem, data, stats, sp.five_test, sp.five_train, five_pool[:, :, None])
+
+    main, rep, h_mean, h_var, h_n = [], [], [], [], []
+    for c in configurations(n):
+        pool = cums[:, c.pool]  # (B, k): sums over the first n1 + n2 examples
+        main.append(
+            _block(problem, data, stats, sp.main_test[c.name], sp.main_train[c.name],
+                   pool[:, None])
+        )  # fmt: skip
+        rep.append(
+            _block(problem, data, stats, sp.rep_test[c.name], sp.rep_train[c.name],
+                   pool[:, None, None])
+        )  # fmt: skip
+        losses = problem.example_losses(
+            data, sp.main_test[c.name][:, 0], sp.main_train[c.name][:, 0]
+        )
+        losses = np.concatenate([losses, (losses[..., 0] - losses[..., 1])[..., None]], axis=-1)
+        h_mean.append(losses.mean(axis=1))
+        h_var.append(losses.var(axis=1, ddof=1))
+        h_n.append(np.full(losses.shape[::2], losses.shape[1], dtype=np.int64))
+    quantities = [*problem.models, "A-B"]
+    ds = xr.Dataset(
+        {
+            "main": (("dataset", "config", "j", "quantity"), np.stack(main, axis=1)),
+            "rep": (
+                ("dataset", "config", "replicate", "j_rep", "quantity"),
+                np.stack(rep, axis=1),
+            ),
+            "half": (("dataset", "m", "side", "j", "quantity"), half),
+            "five": (("dataset", "m5", "side", "quantity"), five),
+            "holdout_mean": (("dataset", "config", "quantity"), np.stack(h_mean, axis=1)),
+            "holdout_var": (("dataset", "config", "quantity"), np.stack(h_var, axis=1)),
+            "holdout_n": (("dataset", "config", "quantity"), np.stack(h_n, axis=1)),
+        },
+        coords={
+            "dataset": np.asarray(datasets, dtype=np.int64),
+            "config": list(CONFIGS),
+            "quantity": quantities,
+            "n1": ("config", [c.n1 for c in configurations(n)]),
+            "n2": ("config", [c.n2 for c in configurations(n)]),
+        },
+    )
+    return ds
+
+
+def _signature(problem: Problem, seed: int, sizes: dict[str, int], batch_size: int) -> str:
+    payload = json.dumps(
+        {"problem": problem.params(), "seed": seed, "batch_size": batch_size, **sizes},
+        sort_keys=True,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def _batch_path(out_dir: Path, problem: Problem, k: int) -> Path:
+    return out_dir / f"{problem.tag}-batch{k:05d}.nc"
+
+
+def _is_complete(path: Path, signature: str) -> bool:
+    if not path.exists():
+        return False
+    try:
+        with xr.open_dataset(path, engine="h5netcdf") as ds:
+            return ds.attrs.get("signature") == signature and int(ds.attrs.get("complete", 0)) == 1
+    except (OSError, ValueError):
+        return False
+
+
+def _run_batch(
+    problem: Problem,
+    seed: int,
+    datasets: Sequence[int],
+    path: Path,
+    signature: str,
+    sizes: dict[str, int],
+) -> Path:
+    ds = compute_batch(problem, seed, datasets, **sizes)
+    ds.attrs.update(
+        {"signature": signature, "complete": 1, "seed": seed, **sizes,
+         "problem": json.dumps(problem.params())}
+    )  # fmt: skip
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    ds.to_netcdf(tmp, engine="h5netcdf")
+    os.replace(tmp, path)  # atomic: a batch file is either complete or absent
+    return path
+
+
+def run_study(
+    problem: Problem,
+    n_datasets: int,
+    out_dir: str | os.PathLike[str],
+    *,
+    seed: int = 0,
+    J: int = 25,
+    M: int = 20,
+    R: int = 15,
+    J_rep: int = 15,
+    batch_size: int | None = None,
+    n_jobs: int = 1,
+    progress: bool = False,
+) -> xr.Dataset:
+    """Compute (or resume) the split means of ``n_datasets`` datasets of one simulation.
+
+    Parameters
+    ----------
+    problem : Problem
+        The simulated problem (e.g. :class:`cvstats.studies.regression.RegressionProblem`).
+    n_datasets : int
+        Number of independent datasets (1000 in the papers, simulations.md §D).
+    out_dir : path
+        Directory of the batch files (created if needed).
+    seed : int, default 0
+        Study seed.
+    J, M, R : int
+        Largest ``J`` studied (25 for ``ρ`` and the J-study), largest ``M`` (20
+        for ``r``), bootstrap replicates (15).
+    J_rep : int, default 15
+        Splits per bootstrap replicate (the bootstrap is available for ``J <= J_rep``).
+    batch_size : int, optional
+        Datasets per batch; default :func:`default_batch_size`. Results do not
+        depend on it, but the batch files do: resume with the same value.
+    n_jobs : int, default 1
+        joblib workers over batches.
+    progress : bool, default False
+        Show a tqdm progress bar.
+
+    Returns
+    -------
+    xarray.Dataset
+        The batches concatenated along ``dataset`` (see :func:`compute_batch`),
+        with attrs ``seed``, ``J``, ``M``, ``R``, ``n`` and the problem's parameters.
+    """
+    checks = [("n_datasets", n_datasets, 1), ("J", J, 2), ("M", M, 1), ("R", R, 2),
+              ("J_rep", J_rep, 1), ("n_jobs", n_jobs, -1)]  # fmt: skip
+    for name, value, minimum in checks:
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+            raise ArgumentError(f"`{name}` must be an int >= {minimum}, got {value!r}.")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if batch_size is None:
+        batch_size = default_batch_size(problem.n, J_rep, R, problem.n_stats)
+    sizes = {"J": J, "M": M, "R": R, "J_rep": J_rep}
+    signature = _signature(problem, seed, sizes, batch_size)
+    chunks = [range(s, min(s + batch_size, n_datasets)) for s in range(0, n_datasets, batch_size)]
+    paths = [_batch_path(out, problem, k) for k in range(len(chunks))]
+    todo = [k for k, p in enumerate(paths) if not _is_complete(p, signature)]
+    if todo:
+        from joblib import Parallel, delayed
+
+        jobs = (
+            delayed(_run_batch)(problem, seed, list(chunks[k]), paths[k], signature, sizes)
+            for k in todo
+        )
+        runner = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+        results = runner(jobs)
+        if progress:
+            from tqdm.auto import tqdm
+
+            results = tqdm(results, total=len(todo), desc=problem.tag, unit="batch")
+        for _ in results:
+            pass
+    parts = []
+    for p in paths:
+        with xr.open_dataset(p, engine="h5netcdf") as ds:
+            parts.append(ds.load())
+    full = xr.concat(parts, "dataset", combine_attrs="drop_conflicts")
+    full.attrs.update({"n": problem.n, "simulation": problem.simulation, "tag": problem.tag})
+    return full

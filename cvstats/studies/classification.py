@@ -1,0 +1,350 @@
+"""Nadeau & Bengio, problem 2: two Gaussian populations (simulations.md §B).
+
+``P(Y=1) = P(Y=0) = 1/2``, ``X | Y=k ~ N(μ_k, Σ_k)`` in two dimensions,
+zero-one loss.
+
+* Learner A: least-squares regression tree of ``Y`` on ``X`` predicting
+  ``I[leaf value > 1/2]``. The paper used S-Plus ``tree`` (minimum node size
+  10, minimum child size 5, minimum deviance fraction ``mindev = 0.01``, no
+  pruning); the stand-in is scikit-learn's
+  ``DecisionTreeRegressor(min_samples_split=10, min_samples_leaf=5)``, which
+  has no ``mindev`` rule (S-Plus stops splitting a node whose deviance is
+  below 1 % of the root's; scikit-learn grows until the size limits or pure
+  nodes), so its trees are somewhat deeper. Fitted split by split: the slow
+  part of the study (parallelize with ``n_jobs``).
+* Learner B: OLS of ``Y`` on ``(1, X)`` predicting ``I[β̂'(1, x) > 1/2]``,
+  fitted for all splits at once from training sums of
+  ``(1, x1, x2, x1², x1x2, x2², y, x1y, x2y)`` (3×3 normal equations solved
+  with a batched :func:`numpy.linalg.solve`).
+
+The true ``n1μ`` has no closed form: :func:`monte_carlo_truth` trains on
+fresh samples of size ``n1`` and tests on a large fresh sample.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import xarray as xr
+from numpy.typing import NDArray
+
+from cvstats.errors import ArgumentError
+from cvstats.studies._runner import run_study
+
+__all__ = [
+    "SIMULATIONS",
+    "ClassificationProblem",
+    "classification_problem",
+    "ols_classifier_from_sums",
+    "tree_losses",
+    "monte_carlo_truth",
+    "add_monte_carlo_truth",
+    "run_classification",
+]
+
+FloatArray = NDArray[np.float64]
+
+#: Parameters of the four simulations (simulations.md §B): class-1 covariance ``s1 · I₂``.
+SIMULATIONS: dict[int, dict[str, float]] = {
+    1: {"n": 200, "s1": 0.5},
+    2: {"n": 200, "s1": 1 / 6},
+    3: {"n": 2000, "s1": 0.5},
+    4: {"n": 2000, "s1": 0.173},
+}
+
+_TREE = {"min_samples_split": 10, "min_samples_leaf": 5}
+
+
+def ols_classifier_from_sums(sums: FloatArray) -> FloatArray:
+    """OLS coefficients of ``y`` on ``(1, x1, x2)`` from training sums.
+
+    Parameters
+    ----------
+    sums : ndarray, shape (..., 9)
+        Sums of ``(1, x1, x2, x1², x1x2, x2², y, x1y, x2y)`` over each training set.
+
+    Returns
+    -------
+    ndarray, shape (..., 3)
+        ``β̂``; predict class 1 where ``β̂'(1, x) > 1/2``.
+    """
+    s = sums
+    xtx = np.stack(
+        [
+            np.stack([s[..., 0], s[..., 1], s[..., 2]], -1),
+            np.stack([s[..., 1], s[..., 3], s[..., 4]], -1),
+            np.stack([s[..., 2], s[..., 4], s[..., 5]], -1),
+        ],
+        -2,
+    )
+    xty = np.stack([s[..., 6], s[..., 7], s[..., 8]], -1)
+    return np.linalg.solve(xtx, xty[..., None])[..., 0]
+
+
+def _take(data: FloatArray, idx: NDArray[np.integer], col: int) -> FloatArray:
+    B = data.shape[0]
+    rows = np.arange(B).reshape((B,) + (1,) * (idx.ndim - 1))
+    return data[rows, idx, col]
+
+
+def _ols_losses(data: FloatArray, test_idx: NDArray[np.integer], beta: FloatArray) -> FloatArray:
+    x1, x2, y = (_take(data, test_idx, c) for c in range(3))
+    score = beta[..., 0, None] + beta[..., 1, None] * x1 + beta[..., 2, None] * x2
+    return ((score > 0.5) != (y > 0.5)).astype(float)
+
+
+def tree_losses(
+    data: FloatArray, test_idx: NDArray[np.integer], train_idx: NDArray[np.integer]
+) -> FloatArray:
+    """Zero-one test losses of the regression tree, fitted split by split.
+
+    Parameters
+    ----------
+    data : ndarray, shape (B, n, 3)
+        Columns ``(x1, x2, y)``.
+    test_idx, train_idx : ndarray of int, shapes (B, ..., n2), (B, ..., n1)
+        Test and training indices of each split.
+
+    Returns
+    -------
+    ndarray, shape (B, ..., n2)
+        ``I[prediction != y]`` per test example.
+    """
+    from sklearn.tree import DecisionTreeRegressor
+
+    B = data.shape[0]
+    te = test_idx.reshape(B, -1, test_idx.shape[-1])
+    tr = train_idx.reshape(B, -1, train_idx.shape[-1])
+    out = np.empty(te.shape)
+    for b in range(B):
+        X, y = data[b, :, :2], data[b, :, 2]
+        for s in range(te.shape[1]):
+            tree = DecisionTreeRegressor(**_TREE, random_state=0).fit(X[tr[b, s]], y[tr[b, s]])
+            out[b, s] = (tree.predict(X[te[b, s]]) > 0.5) != (y[te[b, s]] > 0.5)
+    return out.reshape(test_idx.shape)
+
+
+@dataclass(frozen=True)
+class ClassificationProblem:
+    """One simulation of problem B for the runner (:class:`cvstats.studies._runner.Problem`).
+
+    Attributes
+    ----------
+    simulation : int
+        1..4 (:data:`SIMULATIONS`).
+    n : int
+        Dataset size.
+    s1 : float
+        Class-1 covariance ``s1 · I₂`` (class 0: ``I₂``; means ``(0, 0)`` and ``(1, 1)``).
+    """
+
+    simulation: int
+    n: int
+    s1: float
+    models: tuple[str, str] = ("A", "B")
+    n_stats: int = 9
+
+    @property
+    def tag(self) -> str:
+        """File-name tag, e.g. ``"nb-classification-sim1"``."""
+        return f"nb-classification-sim{self.simulation}"
+
+    def params(self) -> dict[str, Any]:
+        """Return the simulation parameters as a JSON-friendly dict."""
+        return {"problem": "nb-classification", **asdict(self), "models": list(self.models)}
+
+    def sample(self, rng: np.random.Generator, size: int) -> FloatArray:
+        """Draw ``size`` examples: columns ``(x1, x2, y)``."""
+        y = rng.integers(0, 2, size=size).astype(float)
+        scale = np.where(y > 0.5, np.sqrt(self.s1), 1.0)
+        x = y[:, None] + scale[:, None] * rng.standard_normal((size, 2))
+        return np.column_stack([x, y])
+
+    def generate(self, rng: np.random.Generator) -> FloatArray:
+        """One dataset, shape ``(n, 3)``."""
+        return self.sample(rng, self.n)
+
+    def stats(self, data: FloatArray) -> FloatArray:
+        """Per-example ``(1, x1, x2, x1², x1x2, x2², y, x1y, x2y)``, shape ``(B, n, 9)``."""
+        x1, x2, y = data[..., 0], data[..., 1], data[..., 2]
+        return np.stack(
+            [np.ones_like(x1), x1, x2, x1 * x1, x1 * x2, x2 * x2, y, x1 * y, x2 * y], axis=-1
+        )
+
+    def split_means(
+        self,
+        data: FloatArray,
+        test_idx: NDArray[np.int32],
+        train_idx: NDArray[np.int32],
+        test_sums: FloatArray,
+        train_sums: FloatArray,
+    ) -> FloatArray:
+        """Mean zero-one test losses of the tree (A) and OLS (B), shape ``(B, ..., 2)``."""
+        ols = _ols_losses(data, test_idx, ols_classifier_from_sums(train_sums)).mean(axis=-1)
+        tree = tree_losses(data, test_idx, train_idx).mean(axis=-1)
+        return np.stack([tree, ols], axis=-1)
+
+    def example_losses(
+        self, data: FloatArray, test_idx: NDArray[np.int32], train_idx: NDArray[np.int32]
+    ) -> FloatArray:
+        """Per-example zero-one losses of A and B on one split per dataset."""
+        sums = np.einsum("bnk->bk", np.take_along_axis(self.stats(data), train_idx[..., None], 1))
+        ols = _ols_losses(data, test_idx, ols_classifier_from_sums(sums))
+        return np.stack([tree_losses(data, test_idx, train_idx), ols], axis=-1)
+
+
+def classification_problem(simulation: int, **overrides: float) -> ClassificationProblem:
+    """Return simulation ``1..4`` of simulations.md §B (parameters overridable).
+
+    Parameters
+    ----------
+    simulation : int
+        1, 2, 3 or 4.
+    **overrides
+        Parameters to change (e.g. ``n=60``).
+
+    Returns
+    -------
+    ClassificationProblem
+    """
+    if simulation not in SIMULATIONS:
+        raise ArgumentError(
+            f"`simulation` must be one of {sorted(SIMULATIONS)}, got {simulation!r}."
+        )
+    params = dict(SIMULATIONS[simulation], **overrides)
+    params["n"] = int(params["n"])
+    return ClassificationProblem(simulation=simulation, **params)  # type: ignore[arg-type]
+
+
+def monte_carlo_truth(
+    problem: ClassificationProblem,
+    n1: int,
+    *,
+    train_sets: int = 200,
+    n_test: int = 20_000,
+    seed: int = 0,
+) -> dict[str, tuple[float, float]]:
+    """Monte Carlo ``n1μ`` of A, B and A−B: fresh training sets, one large test sample.
+
+    Parameters
+    ----------
+    problem : ClassificationProblem
+        The simulation.
+    n1 : int
+        Training size.
+    train_sets : int, default 200
+        Independent training sets of size ``n1``.
+    n_test : int, default 20000
+        Size of the common test sample.
+    seed : int, default 0
+        Seed.
+
+    Returns
+    -------
+    dict
+        ``{quantity: (estimate, standard error over training sets)}``.
+    """
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(problem.simulation, n1)))
+    test = problem.sample(rng, n_test)
+    train = np.stack([problem.sample(rng, n1) for _ in range(train_sets)])  # (T, n1, 3)
+    both = np.concatenate([train, np.broadcast_to(test, (train_sets, *test.shape))], axis=1)
+    tr = np.broadcast_to(np.arange(n1), (train_sets, n1))
+    te = np.broadcast_to(np.arange(n1, n1 + n_test), (train_sets, n_test))
+    sums = problem.stats(train).sum(axis=1)
+    err_b = _ols_losses(both, te, ols_classifier_from_sums(sums)).mean(axis=-1)
+    err_a = tree_losses(both, te, tr).mean(axis=-1)
+    out = {}
+    for q, e in (("A", err_a), ("B", err_b), ("A-B", err_a - err_b)):
+        out[q] = (float(e.mean()), float(e.std(ddof=1) / np.sqrt(train_sets)))
+    return out
+
+
+def run_classification(
+    simulation: int,
+    n_datasets: int,
+    out_dir: str | os.PathLike[str],
+    *,
+    seed: int = 0,
+    J: int = 25,
+    M: int = 20,
+    R: int = 15,
+    J_rep: int = 15,
+    batch_size: int | None = None,
+    n_jobs: int = 1,
+    progress: bool = False,
+    truth_sets: int = 0,
+    **overrides: float,
+) -> xr.Dataset:
+    """Run (or resume) simulation ``simulation`` of problem B (simulations.md §B, §D).
+
+    Parameters
+    ----------
+    simulation : int
+        1..4.
+    n_datasets : int
+        Independent datasets.
+    out_dir : path
+        Directory of the batch files.
+    seed, J, M, R, J_rep, batch_size, n_jobs, progress
+        See :func:`cvstats.studies.run_study`.
+    truth_sets : int, default 0
+        With a positive value, add ``truth (config, quantity)`` and
+        ``truth_half`` from :func:`monte_carlo_truth` with that many training
+        sets; otherwise targets are the Monte Carlo means of ``μ̂_J`` over
+        datasets (:func:`cvstats.studies.mc_truth`).
+    **overrides
+        Simulation parameters to change.
+
+    Returns
+    -------
+    xarray.Dataset
+        Split means of every block (:func:`cvstats.studies.compute_batch`).
+    """
+    problem = classification_problem(simulation, **overrides)
+    ds = run_study(
+        problem, n_datasets, out_dir, seed=seed, J=J, M=M, R=R, J_rep=J_rep,
+        batch_size=batch_size, n_jobs=n_jobs, progress=progress,
+    )  # fmt: skip
+    if truth_sets > 0:
+        ds = add_monte_carlo_truth(ds, problem, train_sets=truth_sets, seed=seed)
+    return ds
+
+
+def add_monte_carlo_truth(
+    ds: xr.Dataset, problem: ClassificationProblem, *, train_sets: int = 200, seed: int = 0
+) -> xr.Dataset:
+    """Add ``truth (config, quantity)`` and ``truth_half`` from :func:`monte_carlo_truth`.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        Output of :func:`cvstats.studies.run_study` for ``problem``.
+    problem : ClassificationProblem
+        The simulation.
+    train_sets : int, default 200
+        Training sets per training size.
+    seed : int, default 0
+        Seed.
+
+    Returns
+    -------
+    xarray.Dataset
+        A copy of ``ds`` with the truths (and their Monte Carlo standard errors
+        ``truth_se``, ``truth_half_se``).
+    """
+    quantities = list(ds["quantity"].values)
+    cache: dict[int, dict[str, tuple[float, float]]] = {}
+    for n1 in sorted({*map(int, ds["n1"].values), problem.n // 2}):
+        cache[n1] = monte_carlo_truth(problem, n1, train_sets=train_sets, seed=seed)
+    ds = ds.copy()
+    for k, suffix in ((0, ""), (1, "_se")):
+        ds[f"truth{suffix}"] = (
+            ("config", "quantity"),
+            np.array([[cache[int(n1)][q][k] for q in quantities] for n1 in ds["n1"].values]),
+        )
+        ds[f"truth_half{suffix}"] = ("quantity", [cache[problem.n // 2][q][k] for q in quantities])
+    ds["truth"].attrs["kind"] = ds["truth_half"].attrs["kind"] = "true (MC)"
+    return ds

@@ -1,0 +1,209 @@
+"""``cvstats study ...``: run the Nadeau–Bengio studies from the command line.
+
+Hook into the main parser with :func:`add_study_parser`; the commands are
+
+    cvstats study nb-regression --sim 1 --datasets 1000 --out DIR [--n-jobs N] [--seed S]
+    cvstats study nb-classification --sim 1 --datasets 300 --out DIR [--n-jobs N]
+
+Each prints the Table-2-style summary (simulations.md §D), the sizes of
+every method at the truth, the J-study and the M-study, and writes to
+``DIR`` the batch files, ``<tag>-rates.nc`` (rejection rates over the
+``μ0`` grid) and ``<tag>-power.png`` (power curves).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import xarray as xr
+
+from cvstats.studies._analysis import (
+    j_study,
+    m_study,
+    mc_truth,
+    method_results,
+    mu0_grid,
+    power_figure,
+    rejection_rates,
+    study_table,
+    targets,
+)
+
+__all__ = ["add_study_parser", "study_report", "main"]
+
+
+def study_report(
+    ds: xr.Dataset,
+    out_dir: str | os.PathLike[str],
+    *,
+    alpha: float = 0.1,
+    J: int = 15,
+    M: int = 10,
+    R: int = 15,
+    Js: Sequence[int] = (5, 10, 15, 25),
+    Ms: Sequence[int] = (5, 10, 20),
+    title: str | None = None,
+) -> dict[str, Any]:
+    """Tables and figures of one simulation (simulations.md §D, theory.md §6).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        Output of :func:`cvstats.studies.run_study` (or ``run_regression`` /
+        ``run_classification``).
+    out_dir : path
+        Where ``<tag>-rates.nc`` and ``<tag>-power.png`` are written.
+    alpha : float, default 0.1
+        Nominal level.
+    J, M, R : int
+        Sizes of the size/power comparison (15, 10, 15 in the paper; lowered
+        to what the run has).
+    Js, Ms : sequence of int
+        The J-study (configuration ``(9n/10, n/10)``) and M-study (conservative
+        Z); values above the run's ``J`` or ``M`` are skipped.
+    title : str, optional
+        Figure title and table caption.
+
+    Returns
+    -------
+    dict
+        ``table`` (PublicationTable), ``sizes`` (DataFrame: rejection rate at
+        the target per configuration, quantity and method), ``j_study`` and
+        ``m_study`` (DataFrames), ``rates`` (DataArray) and the paths written.
+    """
+    out = Path(out_dir)
+    tag = str(ds.attrs.get("tag", "study"))
+    J, M, R = min(J, ds.sizes["j"]), min(M, ds.sizes["m"]), min(R, ds.sizes["replicate"])
+    res = method_results(ds, J=J, M=M, R=R)
+    grid = mu0_grid(ds, res)
+    rates = rejection_rates(res, grid, alpha=alpha)
+    sizes = rejection_rates(res, targets(ds, res), alpha=alpha)
+    js = j_study(ds, Js, M=M, R=R, alpha=alpha)
+    ms = m_study(ds, Ms, J=J, alpha=alpha)
+    table = study_table({title or tag: ds}, caption=title)
+    rates_path = out / f"{tag}-rates.nc"
+    xr.Dataset(
+        {"rejection_rate": rates, "mu0": grid, "size": sizes}, attrs={"alpha": alpha}
+    ).to_netcdf(rates_path, engine="h5netcdf")
+    fig_path = out / f"{tag}-power.png"
+    fig = power_figure(rates, grid, truth_ci=mc_truth(ds), path=fig_path, title=title)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return {
+        "table": table,
+        "sizes": sizes.to_pandas() if sizes.ndim == 2 else sizes.to_dataframe(),
+        "j_study": js.to_dataframe().unstack("J")["rejection_rate"].dropna(how="all"),
+        "m_study": ms.to_dataframe().unstack("M")["rejection_rate"],
+        "rates": rates,
+        "paths": [rates_path, fig_path],
+    }
+
+
+def _print_report(report: dict[str, Any], alpha: float) -> None:
+    with pd.option_context("display.width", 200, "display.max_columns", 30):
+        print(report["table"])
+        print(f"\nRejection rates at the target (α = {alpha}):")
+        print(report["size_frame"].round(3).to_string())
+        print("\nJ-study, configuration (9n/10, n/10) — rejection rate at the target:")
+        print(report["j_study"].round(3).to_string())
+        print("\nM-study, conservative Z — rejection rate at the target:")
+        print(report["m_study"].round(3).to_string())
+        print("\nwritten:", *map(str, report["paths"]))
+
+
+def _run(args: argparse.Namespace) -> int:
+    common = dict(
+        seed=args.seed, J=args.J, M=args.M, R=args.R, batch_size=args.batch_size,
+        n_jobs=args.n_jobs, progress=not args.quiet,
+    )  # fmt: skip
+    if args.study == "nb-regression":
+        from cvstats.studies.regression import run_regression
+
+        ds = run_regression(args.sim, args.datasets, args.out, **common)
+        title = f"Nadeau & Bengio problem 1, simulation {args.sim}"
+    else:
+        from cvstats.studies.classification import run_classification
+
+        ds = run_classification(
+            args.sim, args.datasets, args.out, truth_sets=args.truth_sets, **common
+        )
+        title = f"Nadeau & Bengio problem 2, simulation {args.sim}"
+    report = study_report(ds, args.out, alpha=args.alpha, title=title)
+    sizes = rejection_rates_frame(report)
+    report["size_frame"] = sizes
+    _print_report(report, args.alpha)
+    return 0
+
+
+def rejection_rates_frame(report: dict[str, Any]) -> pd.DataFrame:
+    """Sizes of :func:`study_report` as a frame: rows method, columns (config, quantity)."""
+    sizes = report["sizes"]
+    if isinstance(sizes, pd.DataFrame) and "rejection_rate" in sizes:
+        return sizes["rejection_rate"].unstack(["config", "quantity"])
+    return sizes
+
+
+def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``study`` command (``nb-regression``, ``nb-classification``) to a CLI.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The ``add_subparsers()`` object of the main ``cvstats`` parser.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The ``study`` parser (its handler is set with ``set_defaults(func=...)``).
+    """
+    study = subparsers.add_parser(
+        "study",
+        help="re-run a simulation study of the papers (simulations.md)",
+        description="Re-run a Nadeau–Bengio simulation study (simulations.md §A, §B, §D).",
+    )
+    inner = study.add_subparsers(dest="study", required=True)
+    for name, sims, help_ in (
+        ("nb-regression", "1..4", "problem 1: simple linear regression (fast, closed form)"),
+        ("nb-classification", "1..4", "problem 2: two Gaussian populations (tree: slow)"),
+    ):
+        p = inner.add_parser(name, help=help_, description=help_)
+        p.add_argument("--sim", type=int, default=1, help=f"simulation number ({sims})")
+        p.add_argument("--datasets", type=int, default=1000, help="independent datasets")
+        p.add_argument("--out", required=True, help="output directory (batch files, PNG, nc)")
+        p.add_argument("--n-jobs", type=int, default=1, help="joblib workers over batches")
+        p.add_argument("--seed", type=int, default=0, help="study seed")
+        p.add_argument("--J", type=int, default=25, help="largest J (rho and J-study)")
+        p.add_argument("--M", type=int, default=20, help="largest M (r and M-study)")
+        p.add_argument("--R", type=int, default=15, help="bootstrap replicates")
+        p.add_argument("--alpha", type=float, default=0.1, help="nominal level")
+        p.add_argument("--batch-size", type=int, default=None, help="datasets per batch file")
+        p.add_argument("--quiet", action="store_true", help="no progress bar")
+        if name == "nb-classification":
+            p.add_argument(
+                "--truth-sets",
+                type=int,
+                default=200,
+                help="training sets of the Monte Carlo truth (0: mean of the estimates)",
+            )
+        p.set_defaults(func=_run)
+    return study
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``study ...`` on its own (``python -m cvstats.studies.cli study nb-regression ...``)."""
+    parser = argparse.ArgumentParser(prog="cvstats")
+    add_study_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import sys
+
+    sys.exit(main())

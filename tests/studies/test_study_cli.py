@@ -1,0 +1,30 @@
+import argparse
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from cvstats.studies.cli import add_study_parser, main  # noqa: E402
+
+
+def test_cli_regression_writes_outputs(tmp_path, capsys):
+    code = main(
+        ["study", "nb-regression", "--sim", "1", "--datasets", "4", "--out", str(tmp_path),
+         "--J", "5", "--M", "5", "--R", "3", "--quiet"]
+    )  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "ρ_A(100,100)" in out and "corrected_resampled_t" in out
+    assert (tmp_path / "nb-regression-sim1-power.png").exists()
+    assert (tmp_path / "nb-regression-sim1-rates.nc").exists()
+    assert list(tmp_path.glob("nb-regression-sim1-batch*.nc"))
+
+
+def test_add_study_parser_hooks_into_a_parser():
+    parser = argparse.ArgumentParser()
+    add_study_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(
+        ["study", "nb-classification", "--sim", "2", "--out", "x", "--n-jobs", "2"]
+    )
+    assert (args.study, args.sim, args.n_jobs, args.datasets) == ("nb-classification", 2, 2, 1000)
+    assert callable(args.func)
