@@ -18,7 +18,7 @@ from cvstats.errors import DesignError
 from cvstats.kernels._validation import ArgumentError
 from cvstats.kernels.bayle import BAYLE_VARIANCES
 from cvstats.kernels.bayle import bayle_cv as _bayle_kernel
-from cvstats.methods._common import apply_kernel, check_options, make_result, pvalues
+from cvstats.methods._common import apply_kernel, check_options, finish_test
 from cvstats.results import InferenceResult
 from cvstats.schema import EXAMPLE, SPLIT
 
@@ -135,16 +135,12 @@ def bayle_cv(
     e, fold = out_of_fold_errors(cube)
     K, _ = kfold_layout(cube, _METHOD)
     sizes = block_sizes(cube, "main", _METHOD)
-    estimate, stderr, statistic, df = apply_kernel(
+    stat = apply_kernel(
         _bayle_kernel, [e, fold], [[EXAMPLE], [EXAMPLE]], 4, variance=variance, mu0=mu0
     )
-    return make_result(
-        estimate,
-        stderr,
-        statistic,
-        df,
-        pvalues(statistic, df, alternative),
-        loss=str(cube.name),
+    return finish_test(
+        stat,
+        cube,
         alternative=alternative,
         method="bayle_cv",
         title=f"Bayle et al. {K}-fold CV interval for the k-fold test error ({variance})",

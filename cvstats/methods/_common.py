@@ -28,6 +28,7 @@ __all__ = [
     "apply_kernel",
     "pvalues",
     "make_result",
+    "finish_test",
     "resolve_size",
 ]
 
@@ -136,5 +137,30 @@ def make_result(
         statistic=_plain(statistic),
         df=_plain(df),
         pvalue=_plain(pvalue),
+        **fields,
+    )
+
+
+def finish_test(
+    stat: Sequence[xr.DataArray],
+    cube: xr.DataArray,
+    *,
+    alternative: str,
+    **fields: Any,
+) -> InferenceResult:
+    """Assemble the result of a z/t test from a kernel's ``(estimate, stderr, statistic, df)``.
+
+    Adds the p-value for ``alternative`` and the cube's loss name; ``fields`` are
+    the remaining :class:`InferenceResult` fields.
+    """
+    estimate, stderr, statistic, df = stat
+    return make_result(
+        estimate,
+        stderr,
+        statistic,
+        df,
+        pvalues(statistic, df, alternative),
+        loss=str(cube.name),
+        alternative=alternative,
         **fields,
     )

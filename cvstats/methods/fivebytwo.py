@@ -8,7 +8,7 @@ import xarray as xr
 from cvstats import kernels
 from cvstats.blocks import M_DIM, SIDE_DIM, block_sizes, five_by_two_means, split_means
 from cvstats.errors import ArgumentError
-from cvstats.methods._common import apply_kernel, check_options, make_result, pvalues
+from cvstats.methods._common import apply_kernel, check_options, finish_test, make_result
 from cvstats.results import InferenceResult
 
 __all__ = ["dietterich_5x2cv", "combined_5x2cv_f", "FIVE_BY_TWO_VARIANTS"]
@@ -63,7 +63,7 @@ def dietterich_5x2cv(
     mu0, alpha, alternative = check_options(cube, mu0, alpha, alternative)
     p = five_by_two_means(split_means(cube, ["5x2"], "5x2cv t"), "5x2cv t")
     sizes = block_sizes(cube, "5x2", "5x2cv t")
-    estimate, stderr, statistic, df = apply_kernel(
+    stat = apply_kernel(
         kernels.dietterich_5x2_t,
         [p],
         [[M_DIM, SIDE_DIM]],
@@ -71,18 +71,14 @@ def dietterich_5x2cv(
         mu0=mu0,
         variant=FIVE_BY_TWO_VARIANTS[variant],
     )
-    return make_result(
-        estimate,
-        stderr,
-        statistic,
-        df,
-        pvalues(statistic, df, alternative),
+    return finish_test(
+        stat,
+        cube,
+        alternative=alternative,
         method=f"dietterich_5x2cv_{variant}",
         title=f"Dietterich 5x2cv t ({variant})",
-        loss=str(cube.name),
         mu0=mu0,
         alpha=alpha,
-        alternative=alternative,
         reference="t",
         estimand="n/2 μ",
         target="learner",

@@ -16,8 +16,8 @@ from cvstats.errors import ArgumentError, CubeError, DesignError, ZeroVarianceWa
 from cvstats.methods._common import (
     apply_kernel,
     check_options,
+    finish_test,
     make_result,
-    pvalues,
     resolve_size,
 )
 from cvstats.results import InferenceResult
@@ -90,21 +90,15 @@ def holdout_t(
     one = _one_split(cube, split, "hold-out t")
     n1 = int(one["n_train"])
     stat = apply_kernel(kernels.holdout_t, [one], [[EXAMPLE]], 4, mu0=mu0, reference=reference)
-    estimate, stderr, statistic, df = stat
     n2 = int(in_test(one).isel({d: 0 for d in in_test(one).dims if d != EXAMPLE}).sum())
-    pvalue = pvalues(statistic, df, alternative)
-    return make_result(
-        estimate,
-        stderr,
-        statistic,
-        df,
-        pvalue,
+    return finish_test(
+        stat,
+        cube,
+        alternative=alternative,
         method="holdout_t",
         title="Hold-out t" + (" (t reference)" if reference == "t" else " (z reference)"),
-        loss=str(cube.name),
         mu0=mu0,
         alpha=alpha,
-        alternative=alternative,
         reference="normal" if reference == "z" else "t",
         estimand="conditional",
         target="model",

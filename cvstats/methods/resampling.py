@@ -22,8 +22,7 @@ from cvstats.methods._common import (
     apply_kernel,
     check_options,
     check_sizes,
-    make_result,
-    pvalues,
+    finish_test,
     resolve_size,
 )
 from cvstats.results import InferenceResult
@@ -40,26 +39,6 @@ __all__ = [
 
 _CORRECTED = "(1 + Jρ/(1-ρ)) / (1 + J n2/n1): liberal if ρ > ρ0 = n2/n, conservative if ρ < ρ0"
 _RESAMPLED = "liberal for n1μ: 1 + Jρ/(1-ρ) > 1 (valid for the conditional E[μ̂_J | data])"
-
-
-def _finish(
-    stat: tuple[xr.DataArray, ...],
-    cube: xr.DataArray,
-    *,
-    alternative: str,
-    **fields: object,
-) -> InferenceResult:
-    estimate, stderr, statistic, df = stat
-    return make_result(
-        estimate,
-        stderr,
-        statistic,
-        df,
-        pvalues(statistic, df, alternative),
-        loss=str(cube.name),
-        alternative=alternative,
-        **fields,
-    )
 
 
 def _main(
@@ -118,7 +97,7 @@ def resampled_t(
     mu0, alpha, alternative = check_options(cube, mu0, alpha, alternative)
     mu, n1, n2, J = _main(cube, "resampled t", n1, n2)
     stat = apply_kernel(kernels.resampled_t, [mu], [[J_DIM]], 4, mu0=mu0)
-    return _finish(
+    return finish_test(
         stat,
         cube,
         alternative=alternative,
@@ -174,7 +153,7 @@ def corrected_resampled_t(
     mu0, alpha, alternative = check_options(cube, mu0, alpha, alternative)
     mu, n1, n2, J = _main(cube, "corrected resampled t", n1, n2)
     stat = apply_kernel(kernels.corrected_resampled_t, [mu], [[J_DIM]], 4, n1=n1, n2=n2, mu0=mu0)
-    return _finish(
+    return finish_test(
         stat,
         cube,
         alternative=alternative,
@@ -242,7 +221,7 @@ def conservative_z(
         4,
         mu0=mu0,
     )
-    return _finish(
+    return finish_test(
         stat,
         cube,
         alternative=alternative,
@@ -283,7 +262,7 @@ def _bootstrap(
         kernel, extra = kernels.bootstrap_t, {}
     stat = apply_kernel(kernel, [mu, reps], [[J_DIM], [R_DIM, J_DIM]], 4, mu0=mu0, **extra)
     n = sizes.n_splits + reps.sizes[R_DIM] * reps.sizes[J_DIM]
-    return _finish(
+    return finish_test(
         stat,
         cube,
         alternative=alternative,
@@ -424,7 +403,7 @@ def kfold_t(
         )
     sizes = block_sizes(cube, "main", "k-fold t")
     stat = apply_kernel(kernels.kfold_t, [mu], [[J_DIM]], 4, mu0=mu0)
-    return _finish(
+    return finish_test(
         stat,
         cube,
         alternative=alternative,
@@ -482,7 +461,7 @@ def corrected_repeated_kfold_t(
     mu, K, repeats = _fold_means(cube, "corrected repeated k-fold t")
     sizes = block_sizes(cube, "main", "corrected repeated k-fold t")
     stat = apply_kernel(kernels.corrected_repeated_kfold_t, [mu], [[J_DIM]], 4, k=K, mu0=mu0)
-    return _finish(
+    return finish_test(
         stat,
         cube,
         alternative=alternative,
