@@ -44,6 +44,7 @@ from cvstats.methods import (
     mcnemar,
     resampled_t,
 )
+from cvstats.nested import nested_cv_interval
 from cvstats.ranks import (
     FriedmanResult,
     PairwiseResult,
@@ -62,6 +63,7 @@ from cvstats.tables import PublicationTable, nadeau_bengio_table, publication_ta
 __version__ = "0.1.0"
 
 __all__ = [
+    "nested_cv_interval",
     "compact",
     "compact_cube",
     "from_compact",

@@ -43,6 +43,7 @@ PROVIDERS: dict[str, str] = {
     "half": "cvstats.designs.conservative_z or nadeau_bengio",
     "replicate": "cvstats.designs.bootstrap or nadeau_bengio",
     "5x2": "cvstats.designs.five_by_two or nadeau_bengio",
+    "nested": "cvstats.designs.nested_cv",
 }
 
 # names of the core dims handed to the kernels (moved last by apply_ufunc)

@@ -198,8 +198,21 @@ def _check_split_coords(cube: xr.DataArray) -> None:
     fail(is_rep & (c["replicate"] < 0), "has replicate = -1; set it to the replicate index r.")
     fail(~is_rep & (c["replicate"] != -1), "has replicate != -1; only 'replicate' splits do.")
     is_main = block == "main"
+    is_nested = block == "nested"
     kfold = (c["fold"] >= 0) | (c["repeat"] >= 0)
-    fail(~is_main & kfold, "has a repeat or fold index; only 'main' k-fold splits have them.")
+    fail(
+        ~is_main & ~is_nested & kfold,
+        "has a repeat or fold index; only 'main' k-fold splits have them.",
+    )
+    fail(
+        is_nested & ((c["fold"] < 0) | (c["repeat"] < 0)),
+        "has repeat or fold = -1; a 'nested' split needs its repeat and a left-out fold.",
+    )
+    if is_nested.any() and not (is_main.any() and (c["fold"][is_main] >= 0).all()):
+        raise CubeError(
+            "block 'nested' needs a k-fold main block (its outer folds); build the design "
+            "with cvstats.designs.nested_cv."
+        )
     fail(
         is_main & ((c["fold"] >= 0) != (c["repeat"] >= 0)),
         "has only one of repeat/fold set; k-fold splits need both (>= 0), others neither.",
@@ -288,6 +301,10 @@ def _check_values(cube: xr.DataArray) -> None:
     if main_kfold.any():
         sub = tested.isel({SPLIT: main_kfold})
         stats["fold_cover"] = sub.groupby("repeat").sum(SPLIT)
+    if (block == "nested").any():
+        for key, sel in (("nested", block == "nested"), ("main", main_kfold)):
+            sub = tested.isel({SPLIT: sel}).reset_coords(drop=True)
+            stats[f"{key}_tested"] = sub.rename({SPLIT: f"{key}_split"})
     for kind in ("half", "5x2"):
         sel = block == kind
         if sel.any():
@@ -355,6 +372,8 @@ def _check_values(cube: xr.DataArray) -> None:
         sel = block == kind
         if kind == "main":
             sel &= ~main_kfold
+        if kind == "nested":
+            continue  # |fold a| + |fold b|: checked against the main folds below
         if not sel.any():
             continue
         sizes = np.unique(n_test[:, sel])
@@ -378,6 +397,8 @@ def _check_values(cube: xr.DataArray) -> None:
                 f"({int((cover == 0).sum())} untested, {int((cover > 1).sum())} tested more "
                 "than once); a k-fold repeat must partition the examples."
             )
+    if "nested_tested" in ds:
+        _check_nested(cube, ds["main_tested"].values, ds["nested_tested"].values)
     for kind in ("half", "5x2"):
         if f"{kind}_cover" in ds:
             cover = ds[f"{kind}_cover"]  # (*extra, pair, example)
@@ -390,6 +411,42 @@ def _check_values(cube: xr.DataArray) -> None:
                     f"block {kind!r}: the two sides of a half-split test common examples; "
                     "the halves D_m and D_m^c must be disjoint."
                 )
+
+
+def _check_nested(cube: xr.DataArray, mt: np.ndarray, nt: np.ndarray) -> None:
+    """Each 'nested' split tests two whole folds of its repeat; each pair of folds once.
+
+    ``mt`` and ``nt`` are the test masks ``(*extra, split, example)`` of the k-fold
+    main splits and of the nested splits.
+    """
+    block = cube["block"].values
+    main = (block == "main") & (cube["fold"].values >= 0)
+    nested = block == "nested"
+    m_rep, m_fold = cube["repeat"].values[main], cube["fold"].values[main]
+    n_rep, n_fold = cube["repeat"].values[nested], cube["fold"].values[nested]
+    labels_s = cube[SPLIT].values[nested]
+    seen: set[tuple[int, int, int]] = set()
+    for s, (r, a) in enumerate(zip(n_rep, n_fold, strict=True)):
+        folds = mt[..., m_rep == r, :]  # (*extra, K, example)
+        labels = m_fold[m_rep == r]
+        t = nt[..., s, :][..., None, :]
+        hit = (t & folds).any(-1)  # (*extra, K)
+        whole = ~hit | (folds <= t).all(-1)
+        ok = (hit.sum(-1) == 2) & whole.all(-1) & hit[..., labels == a][..., 0]
+        label = labels_s[s]
+        if not ok.all():
+            raise CubeError(
+                f"split {label} in block 'nested' must test exactly two whole folds of repeat "
+                f"{r} of the main block, one of them fold {a} (a fit leaving out a pair of folds)."
+            )
+        pair = np.sort(labels[hit.reshape(-1, labels.size)[0]]).tolist()
+        key = (int(r), int(pair[0]), int(pair[1]))
+        if key in seen:
+            raise CubeError(
+                f"split {label} in block 'nested' repeats the pair of folds {pair[0]}, {pair[1]} "
+                f"of repeat {r}; each pair is fitted once."
+            )
+        seen.add(key)
 
 
 def validate(cube: xr.DataArray) -> None:

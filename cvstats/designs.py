@@ -45,6 +45,7 @@ __all__ = [
     "nadeau_bengio",
     "combine",
     "select_blocks",
+    "nested_cv",
 ]
 
 IntArray = NDArray[np.intp]
@@ -798,3 +799,79 @@ def select_blocks(
             f"the design has blocks {sorted(set(blocks.tolist()))}."
         )
     return design.isel({SPLIT: keep})
+
+
+def nested_cv(n: int, K: int, repeats: int = 1, *, seed: int | None = None) -> xr.Dataset:
+    """Design of Bates, Hastie & Tibshirani's nested cross-validation (docs/nested-cv.md).
+
+    Every repeat partitions the ``n`` examples into ``K`` folds exactly as
+    :func:`kfold` does with the same ``seed`` (block ``"main"``: fold ``k``
+    tests on fold ``k``, trains on the rest; these give the outer errors
+    ``e_out``). Block ``"nested"`` holds, for every unordered pair of folds
+    ``a < b`` of every repeat, one fit that leaves both out: it trains on the
+    other ``K - 2`` folds and tests on folds ``a`` and ``b``. Its losses on fold
+    ``b`` belong to the inner cross-validation of outer fold ``a`` and its
+    losses on fold ``a`` to that of outer fold ``b`` (a fit leaving out a pair
+    of folds serves both). Cost: ``repeats * K (K + 1) / 2`` fits.
+
+    Parameters
+    ----------
+    n : int
+        Number of examples, at least ``K``.
+    K : int
+        Number of folds, at least 3 (the inner cross-validation has ``K - 1``
+        folds).
+    repeats : int, default 1
+        Number of independent repetitions (the paper averages many; 50 or more
+        for a stable standard error).
+    seed : int, optional
+        Seed; drawn from fresh entropy and recorded when None.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``repeats * K`` splits in block ``"main"`` (``repeat``, ``fold``) and
+        ``repeats * K (K - 1) / 2`` splits in block ``"nested"`` with ``repeat``,
+        ``fold = a`` and the extra coordinate ``fold2 = b`` (-1 on main splits).
+
+    Examples
+    --------
+    >>> from cvstats import designs
+    >>> d = designs.nested_cv(20, 4, repeats=2, seed=0)
+    >>> d.block.values.tolist().count("main"), d.block.values.tolist().count("nested")
+    (8, 12)
+    >>> sorted(set(d.n_train.values[d.block.values == "nested"].tolist()))
+    [10]
+    """
+    K = _check_int(
+        "K", K, 3, "The inner cross-validation of an outer fold needs K - 1 >= 2 folds."
+    )
+    main = kfold(n, K, repeats, seed=seed)
+    seed = int(main.attrs["seed"])
+    repeats = int(main.attrs["repeats"])
+    test = main["test"].values.reshape(repeats, K, -1)  # (repeat, fold, example)
+    pairs = [(a, b) for a in range(K) for b in range(a + 1, K)]
+    pair_test = np.concatenate([test[:, a] | test[:, b] for a, b in pairs], axis=0)
+    # (pair, repeat, example) -> repeat-major order
+    pair_test = pair_test.reshape(len(pairs), repeats, n).transpose(1, 0, 2).reshape(-1, n)
+    a_of = np.tile([a for a, _ in pairs], repeats)
+    b_of = np.tile([b for _, b in pairs], repeats)
+    blocks = [
+        _Block(
+            "main",
+            ~test.reshape(repeats * K, n),
+            test.reshape(repeats * K, n),
+            repeat=np.repeat(np.arange(repeats), K),
+            fold=np.tile(np.arange(K), repeats),
+        ),
+        _Block(
+            "nested",
+            ~pair_test,
+            pair_test,
+            repeat=np.repeat(np.arange(repeats), len(pairs)),
+            fold=a_of,
+        ),
+    ]
+    out = _dataset(blocks, n, "nested_cv", seed, K=K, repeats=repeats)
+    fold2 = np.concatenate([np.full(repeats * K, -1), b_of]).astype(np.int64)
+    return out.assign_coords(fold2=(SPLIT, fold2))

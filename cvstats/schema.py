@@ -39,7 +39,7 @@ INT_SPLIT_COORDS: Final = ("half", "side", "replicate", "repeat", "fold", "n_tra
 SPLIT_COORDS: Final = ("block", *INT_SPLIT_COORDS)
 
 #: The values the ``block`` coordinate may take.
-BLOCKS: Final = ("main", "half", "replicate", "5x2")
+BLOCKS: Final = ("main", "half", "replicate", "5x2", "nested")
 
 #: Optional boolean coordinate ``(*extra, split, example)``: example in the training set.
 IN_TRAIN: Final = "in_train"

@@ -1,0 +1,259 @@
+"""Nested cross-validation of Bates, Hastie & Tibshirani (2024) (docs/nested-cv.md).
+
+Per repetition ``r`` and outer fold ``k`` (test examples ``I_k``):
+
+* ``e_out``: the losses on ``I_k`` of the fit trained on every other fold;
+* ``e_in``: the losses of the inner cross-validation on the other ``K - 1``
+  folds: example ``i`` of fold ``j != k`` scored by the fit that leaves out
+  folds ``k`` and ``j``;
+
+and then::
+
+    a_k = (mean(e_in) - mean(e_out))²        b_k = var(e_out) / |I_k|
+    MSE^ = mean over (r, k) of (a_k - b_k)
+    Err^NCV = mean of every e_in            Err^CV = mean of every e_out
+    bias = (1 + (K - 2)/K) (Err^NCV - Err^CV)
+    estimate = Err^NCV - bias
+    se = clip(sqrt(max(0, (K - 1)/K · MSE^)), se_naive, sqrt(K) se_naive)
+    se_naive = sd(e_in) / sqrt(n)
+
+with the interval ``estimate ± z_{1-α/2} se`` for ``Err_XY``, the error of
+the model fitted on all ``n`` examples. Plain numpy: the last axes are core
+axes, every leading axis is a batch.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from cvstats.kernels._validation import ArgumentError, as_float_array
+
+__all__ = ["NestedTerms", "bias_factor", "route_nested", "nested_terms", "nested_cv"]
+
+FloatArray = NDArray[np.float64]
+
+
+def bias_factor(K: int) -> float:
+    """``1 + (K - 2)/K``: scales ``Err^NCV - Err^CV`` to the bias of ``Err^NCV`` at ``n``.
+
+    If the error at training size ``m`` is ``c + d/m``, the plain CV estimate
+    (``m = n(K-1)/K``) exceeds the error at ``n`` by ``(K-2)/K`` times
+    ``Err^NCV - Err^CV`` (``Err^NCV`` at ``m = n(K-2)/K``), so ``Err^NCV``
+    exceeds it by ``1 + (K-2)/K`` times that gap (docs/nested-cv.md).
+    """
+    return 1.0 + (K - 2) / K
+
+
+class NestedTerms(NamedTuple):
+    """Arrays of the nested-CV interval, all over the batch shape.
+
+    Attributes
+    ----------
+    estimate, stderr, statistic, df : ndarray
+        Bias-corrected estimate, clipped standard error, ``(estimate - mu0)/stderr``
+        and ``inf`` (normal reference).
+    err_ncv, err_cv : ndarray
+        Mean of the inner losses ``e_in`` and of the outer losses ``e_out``.
+    bias : ndarray
+        ``(1 + (K-2)/K)(err_ncv - err_cv)``.
+    mse : ndarray
+        ``MSE^ = mean(a_k - b_k)`` before rescaling and clipping.
+    se_naive : ndarray
+        ``sd(e_in)/sqrt(n)``, the lower clip of ``stderr`` (``sqrt(K)`` times it the upper).
+    """
+
+    estimate: FloatArray
+    stderr: FloatArray
+    statistic: FloatArray
+    df: FloatArray
+    err_ncv: FloatArray
+    err_cv: FloatArray
+    bias: FloatArray
+    mse: FloatArray
+    se_naive: FloatArray
+
+
+def _codes(labels: ArrayLike, name: str, size: int) -> tuple[NDArray[np.intp], int]:
+    arr = np.asarray(labels)
+    if arr.shape != (size,):
+        raise ArgumentError(f"`{name}` must hold one label per split ({size}), got {arr.shape}.")
+    uniq, codes = np.unique(arr, return_inverse=True)
+    return codes.astype(np.intp), int(uniq.size)
+
+
+def route_nested(
+    main: ArrayLike,
+    nested: ArrayLike,
+    *,
+    main_repeat: ArrayLike,
+    main_fold: ArrayLike,
+    nested_repeat: ArrayLike,
+    nested_fold: ArrayLike,
+) -> tuple[FloatArray, NDArray[np.intp], FloatArray]:
+    """Sort the losses of a nested-CV design into ``e_out``, fold labels and ``e_in``.
+
+    Parameters
+    ----------
+    main : array-like, shape (..., S_main, n)
+        Losses of the K-fold splits, NaN off each split's test fold.
+    nested : array-like, shape (..., S_nested, n)
+        Losses of the pair-left-out fits, NaN off their two test folds.
+    main_repeat, main_fold : array-like, shape (S_main,)
+        Repeat and fold of each K-fold split.
+    nested_repeat, nested_fold : array-like, shape (S_nested,)
+        Repeat and one left-out fold of each pair fit (the other is read off
+        the test set).
+
+    Returns
+    -------
+    e_out : ndarray, shape (..., R, n)
+        Out-of-fold loss of every example in every repeat.
+    fold : ndarray of int, shape (..., R, n)
+        Fold code ``0..K-1`` of every example in every repeat.
+    e_in : ndarray, shape (..., R, K, n)
+        ``e_in[..., r, k, i]``: loss of example ``i`` from the fit that leaves out
+        fold ``k`` and the fold of ``i``; NaN for ``i`` in fold ``k``.
+    """
+    m = as_float_array(main, "main", min_ndim=2)
+    s = as_float_array(nested, "nested", min_ndim=2)
+    if m.shape[:-2] != s.shape[:-2] or m.shape[-1] != s.shape[-1]:
+        raise ArgumentError(
+            f"`main` {m.shape} and `nested` {s.shape} must agree on every axis but the splits."
+        )
+    batch, n = m.shape[:-2], m.shape[-1]
+    m = m.reshape(-1, *m.shape[-2:])
+    s = s.reshape(-1, *s.shape[-2:])
+    m_rep, R = _codes(main_repeat, "main_repeat", m.shape[1])
+    m_fold_labels = np.asarray(main_fold)
+    m_fold, K = _codes(m_fold_labels, "main_fold", m.shape[1])
+    fold_values = np.unique(m_fold_labels)
+    s_rep, _ = _codes(nested_repeat, "nested_repeat", s.shape[1])
+    s_fold = np.searchsorted(fold_values, np.asarray(nested_fold))
+    B = m.shape[0]
+    fold = np.full((B, R, n), -1, dtype=np.intp)
+    e_out = np.full((B, R, n), np.nan)
+    for j in range(m.shape[1]):
+        tested = ~np.isnan(m[:, j])
+        fold[:, m_rep[j]] = np.where(tested, m_fold[j], fold[:, m_rep[j]])
+        e_out[:, m_rep[j]] = np.where(tested, m[:, j], e_out[:, m_rep[j]])
+    e_in = np.full((B, R, K, n), np.nan)
+    for j in range(s.shape[1]):
+        r, a = s_rep[j], s_fold[j]
+        tested = ~np.isnan(s[:, j])
+        f = fold[:, r]
+        other = np.where(tested & (f != a), f, -1).max(axis=-1)  # the second fold, per batch
+        partner = np.where(f == a, other[:, None], a)
+        bb, ii = np.nonzero(tested)
+        e_in[bb, r, partner[bb, ii], ii] = s[bb, j, ii]
+    return (
+        e_out.reshape(*batch, R, n),
+        fold.reshape(*batch, R, n),
+        e_in.reshape(*batch, R, K, n),
+    )
+
+
+def _mean_var(
+    x: FloatArray, mask: NDArray[np.bool_], axes: tuple[int, ...]
+) -> tuple[FloatArray, ...]:
+    cnt = mask.sum(axis=axes)
+    total = np.where(mask, x, 0.0).sum(axis=axes)
+    mean = total / cnt
+    dev = np.where(mask, x - np.expand_dims(mean, axes), 0.0)
+    var = (dev**2).sum(axis=axes) / (cnt - 1)
+    return mean, var, cnt
+
+
+def nested_terms(
+    e_out: ArrayLike, fold: ArrayLike, e_in: ArrayLike, *, mu0: float = 0.0
+) -> NestedTerms:
+    """Compute the nested-CV estimate, standard error and their parts (module docstring).
+
+    Parameters
+    ----------
+    e_out : array-like, shape (..., R, n)
+        Out-of-fold losses of every repeat.
+    fold : array-like of int, shape (..., R, n)
+        Fold codes ``0..K-1``.
+    e_in : array-like, shape (..., R, K, n)
+        Inner losses, NaN on the outer fold (:func:`route_nested`).
+    mu0 : float, default 0
+        Null value of the statistic.
+
+    Returns
+    -------
+    NestedTerms
+    """
+    out = as_float_array(e_out, "e_out", min_ndim=2)
+    inner = as_float_array(e_in, "e_in", min_ndim=3)
+    labels = np.asarray(fold)
+    K, n = inner.shape[-2], out.shape[-1]
+    if labels.shape != out.shape or inner.shape[:-2] != out.shape[:-1] or inner.shape[-1] != n:
+        raise ArgumentError(
+            f"`e_out` {out.shape}, `fold` {labels.shape} and `e_in` {inner.shape} must be "
+            "(..., R, n), (..., R, n) and (..., R, K, n)."
+        )
+    in_outer = labels[..., None, :] == np.arange(K)[:, None]  # (..., R, K, n)
+    if (np.isnan(inner) != in_outer).any():
+        raise ArgumentError(
+            "`e_in` must hold a loss for every example outside the outer fold and NaN inside "
+            "it: a fit leaving out each pair of folds is missing."
+        )
+    sizes = in_outer.sum(axis=-1)
+    if (sizes < 2).any():
+        raise ArgumentError(
+            f"every fold needs at least 2 examples for var(e_out), got {int(sizes.min())}."
+        )
+    out_k = np.broadcast_to(out[..., None, :], in_outer.shape)
+    mean_out, var_out, size = _mean_var(out_k, in_outer, (-1,))
+    mean_in = np.nanmean(inner, axis=-1)
+    a = (mean_in - mean_out) ** 2
+    b = var_out / size
+    mse = (a - b).mean(axis=(-2, -1))
+    err_ncv, var_in, _ = _mean_var(inner, ~in_outer, (-3, -2, -1))
+    err_cv = out.mean(axis=(-2, -1))
+    bias = bias_factor(K) * (err_ncv - err_cv)
+    estimate = err_ncv - bias
+    se_naive = np.sqrt(var_in / n)
+    se_ncv = np.sqrt(np.maximum((K - 1) / K * mse, 0.0))
+    stderr = np.clip(se_ncv, se_naive, np.sqrt(K) * se_naive)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        statistic = np.where(stderr > 0, (estimate - mu0) / stderr, np.nan)
+    df = np.full(np.shape(estimate), np.inf)
+    return NestedTerms(
+        *(np.asarray(v, dtype=np.float64) for v in (estimate, stderr, statistic, df)),
+        np.asarray(err_ncv, dtype=np.float64),
+        np.asarray(err_cv, dtype=np.float64),
+        np.asarray(bias, dtype=np.float64),
+        np.asarray(mse, dtype=np.float64),
+        np.asarray(se_naive, dtype=np.float64),
+    )
+
+
+def nested_cv(
+    main: ArrayLike,
+    nested: ArrayLike,
+    *,
+    main_repeat: ArrayLike,
+    main_fold: ArrayLike,
+    nested_repeat: ArrayLike,
+    nested_fold: ArrayLike,
+    mu0: float = 0.0,
+) -> NestedTerms:
+    """:func:`route_nested` then :func:`nested_terms`: the interval from raw design losses.
+
+    Returns
+    -------
+    NestedTerms
+    """
+    e_out, fold, e_in = route_nested(
+        main,
+        nested,
+        main_repeat=main_repeat,
+        main_fold=main_fold,
+        nested_repeat=nested_repeat,
+        nested_fold=nested_fold,
+    )
+    return nested_terms(e_out, fold, e_in, mu0=mu0)
