@@ -23,6 +23,7 @@ from cvstats.cube import unit_dim, validate
 from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError
 from cvstats.formula import _select, contrasts, parse_formula
 from cvstats.methods._common import trusted
+from cvstats.nested import nested_cv_interval
 from cvstats.results import FRAME_COLUMNS, InferenceResult
 from cvstats.schema import CONTRAST
 
@@ -64,6 +65,9 @@ METHODS: dict[str, _Method] = {
     "combined_5x2cv_f": _Method(m.combined_5x2cv_f, {}, False, "", _S4),
     "bayle_cv": _Method(bayle_cv, {"variance": "out"}, True, _KFE, "liberal for n1μ"),
     "bayle_cv_in": _Method(bayle_cv, {"variance": "in"}, True, _KFE, "liberal for n1μ"),
+    "nested_cv": _Method(
+        nested_cv_interval, {}, True, "Err_XY: error of the model fitted on all data", "≈ nominal"
+    ),
 }
 
 _PAIR = re.compile(r"^(?:1\*(?P<a>.+) - 1\*(?P<b>.+)|-1\*(?P<c>.+) \+ 1\*(?P<d>.+))$")
@@ -108,6 +112,8 @@ def applicable_methods(cube: xr.DataArray, target: str = "learner") -> list[str]
             "dietterich_5x2cv_t5",
             "combined_5x2cv_f",
         ]
+    if "nested" in blocks:
+        names.append("nested_cv")
     if target == "model":
         names = [n for n in names if METHODS[n].conditional]
     return names

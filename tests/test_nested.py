@@ -323,3 +323,16 @@ def test_coverage_ols_err_xy() -> None:
     naive = np.mean(np.abs(nm - err) <= z * ns)
     assert 0.84 <= coverage <= 0.96, coverage
     assert naive < coverage
+
+
+def test_nested_cv_in_compare():
+    d = designs.nested_cv(40, 4, repeats=2, seed=3)
+    losses = np.random.default_rng(3).gamma(2.0, 1.0, size=(d.sizes["split"], 40, 2))
+    cube = cvstats.from_arrays(losses, design=d, models=["a", "b"], name="loss")
+    table = cvstats.compare("loss ~ model", cube, alpha=0.1)
+    assert "nested_cv" in table.results
+    direct = cvstats.nested_cv_interval(cvstats.contrasts("loss ~ model", cube), alpha=0.1)
+    frame = table.to_frame()
+    rows = frame[frame.method == "nested_cv"]
+    np.testing.assert_allclose(rows.estimate, direct.estimate.values, rtol=1e-12)
+    np.testing.assert_allclose(rows.ci_upper, direct.conf_int().high.values, rtol=1e-12)
