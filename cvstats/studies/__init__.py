@@ -1,11 +1,16 @@
-"""The simulation studies of the papers (simulations.md §A, §B, §D).
+"""The simulation studies of the papers (simulations.md §A–§E).
 
 * :mod:`cvstats.studies.regression` — Nadeau & Bengio problem 1 (simple
   linear regression, batched closed-form learners);
 * :mod:`cvstats.studies.classification` — problem 2 (two Gaussian
   populations, OLS classifier and regression tree);
-* :func:`run_study` — batched, resumable, parallel runner storing the split
-  means of every block of every dataset;
+* :mod:`cvstats.studies.letter` — problem 3 (UCI letter recognition, shipped
+  with the package: classification tree and distorted 1-NN);
+* :mod:`cvstats.studies.kfold_experiments` — Bengio & Grandvalet's
+  experiments 1 and 2 (variance of K-fold CV, simulations.md §E);
+* :func:`run_study` — batched, resumable, parallel (joblib or a
+  dask.distributed ``client``) runner storing the split means of every block
+  of every dataset;
 * :func:`method_results`, :func:`rejection_rates`, :func:`mu0_grid`,
   :func:`study_table`, :func:`power_figure` — methods of theory.md §4, size
   and power over any grid of ``μ0``, Table-2-style summaries and power curves.
@@ -30,6 +35,7 @@ from cvstats.studies._analysis import (
 from cvstats.studies._runner import compute_batch, default_batch_size, run_study
 from cvstats.studies._splits import CONFIGS, configurations, draw_study_splits, to_design
 from cvstats.studies.classification import classification_problem, run_classification
+from cvstats.studies.letter import letter_problem, run_letter
 from cvstats.studies.regression import regression_problem, run_regression
 
 __all__ = [
@@ -42,6 +48,7 @@ __all__ = [
     "default_batch_size",
     "draw_study_splits",
     "j_study",
+    "letter_problem",
     "m_study",
     "mc_truth",
     "method_results",
@@ -51,6 +58,7 @@ __all__ = [
     "rejection_rates",
     "rho_r_fit",
     "run_classification",
+    "run_letter",
     "run_regression",
     "run_study",
     "study_table",

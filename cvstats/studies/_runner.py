@@ -6,9 +6,12 @@ splits of every dataset (:mod:`cvstats.studies._splits`), asks the problem
 for the split means of every block and stores them, per batch of datasets,
 in a netCDF file of the output directory. A rerun skips the batches whose
 file exists and was written with the same parameters, so an interrupted run
-resumes where it stopped. Batches run in parallel with joblib; each dataset
-has its own seeds (:func:`~cvstats.studies._splits.dataset_rngs`), so the
-results do not depend on the batch size or on ``n_jobs``.
+resumes where it stopped. Batches run in parallel with joblib, or on a
+dask.distributed cluster (``client=``: the workers compute the batches and
+send them back; the client writes the files, so the workers need no shared
+file system); each dataset has its own seeds
+(:func:`~cvstats.studies._splits.dataset_rngs`), so the results do not depend
+on the batch size, on ``n_jobs`` or on the cluster.
 
 The stored split means are all the methods of theory.md §4 need (the
 hold-out t also needs the mean and variance of the test losses of one
@@ -22,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -59,6 +63,7 @@ class Problem(Protocol):
         Dataset size.
     models : tuple of str
         Names of the two learners; the contrast is ``models[0] - models[1]``.
+        A problem may also have a single learner (no contrast is stored).
     n_stats : int
         Number of per-example statistics returned by :meth:`stats`.
     """
@@ -66,7 +71,7 @@ class Problem(Protocol):
     tag: str
     simulation: int
     n: int
-    models: tuple[str, str]
+    models: tuple[str, ...]
     n_stats: int
 
     def generate(self, rng: np.random.Generator) -> FloatArray:
@@ -119,9 +124,14 @@ def _block(
 ) -> FloatArray:
     test_sums = gather_sums(stats, test)
     train_sums = pool_sums - test_sums
-    means = problem.split_means(data, test, train, test_sums, train_sums)
-    contrast = means[..., 0] - means[..., 1]
-    return np.concatenate([means, contrast[..., None]], axis=-1)
+    return _with_contrast(problem.split_means(data, test, train, test_sums, train_sums))
+
+
+def _with_contrast(values: FloatArray) -> FloatArray:
+    """Append the contrast ``A - B`` to the last axis (nothing for a single learner)."""
+    if values.shape[-1] == 1:
+        return values
+    return np.concatenate([values, (values[..., 0] - values[..., 1])[..., None]], axis=-1)
 
 
 def compute_batch(
@@ -159,7 +169,7 @@ def compute_batch(
         ``five (dataset, m5, side, quantity)`` and the hold-out summaries
         ``holdout_mean``, ``holdout_var`` (ddof 1), ``holdout_n``
         ``(dataset, config, quantity)`` of the first main split;
-        quantities ``(*models, "A-B")``.
+        quantities ``(*models, "A-B")`` (``models`` alone for a one-learner problem).
     """
     n = problem.n
     data_list, split_list = [], []
@@ -192,11 +202,11 @@ def compute_batch(
         losses = problem.example_losses(
             data, sp.main_test[c.name][:, 0], sp.main_train[c.name][:, 0]
         )
-        losses = np.concatenate([losses, (losses[..., 0] - losses[..., 1])[..., None]], axis=-1)
+        losses = _with_contrast(losses)
         h_mean.append(losses.mean(axis=1))
         h_var.append(losses.var(axis=1, ddof=1))
         h_n.append(np.full(losses.shape[::2], losses.shape[1], dtype=np.int64))
-    quantities = [*problem.models, "A-B"]
+    quantities = [*problem.models, "A-B"] if len(problem.models) == 2 else list(problem.models)
     ds = xr.Dataset(
         {
             "main": (("dataset", "config", "j", "quantity"), np.stack(main, axis=1)),
@@ -243,6 +253,28 @@ def _is_complete(path: Path, signature: str) -> bool:
         return False
 
 
+def _compute_signed(
+    problem: Problem,
+    seed: int,
+    datasets: Sequence[int],
+    signature: str,
+    sizes: dict[str, int],
+) -> xr.Dataset:
+    ds = compute_batch(problem, seed, datasets, **sizes)
+    ds.attrs.update(
+        {"signature": signature, "complete": 1, "seed": seed, **sizes,
+         "problem": json.dumps(problem.params())}
+    )  # fmt: skip
+    return ds
+
+
+def _write_batch(ds: xr.Dataset, path: Path) -> Path:
+    tmp = path.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")
+    ds.to_netcdf(tmp, engine="h5netcdf")
+    os.replace(tmp, path)  # atomic: a batch file is either complete or absent
+    return path
+
+
 def _run_batch(
     problem: Problem,
     seed: int,
@@ -251,15 +283,38 @@ def _run_batch(
     signature: str,
     sizes: dict[str, int],
 ) -> Path:
-    ds = compute_batch(problem, seed, datasets, **sizes)
-    ds.attrs.update(
-        {"signature": signature, "complete": 1, "seed": seed, **sizes,
-         "problem": json.dumps(problem.params())}
-    )  # fmt: skip
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    ds.to_netcdf(tmp, engine="h5netcdf")
-    os.replace(tmp, path)  # atomic: a batch file is either complete or absent
-    return path
+    return _write_batch(_compute_signed(problem, seed, datasets, signature, sizes), path)
+
+
+def _run_distributed(
+    client: Any,
+    problem: Problem,
+    seed: int,
+    chunks: Sequence[range],
+    paths: Sequence[Path],
+    todo: Sequence[int],
+    signature: str,
+    sizes: dict[str, int],
+    progress: bool,
+) -> None:
+    """Compute the batches ``todo`` on a dask.distributed cluster; write them here."""
+    from distributed import as_completed
+
+    futures = {
+        client.submit(
+            _compute_signed, problem, seed, list(chunks[k]), signature, sizes,
+            key=f"{problem.tag}-{signature}-batch{k:05d}", pure=False,
+        ): k
+        for k in todo
+    }  # fmt: skip
+    done: Any = as_completed(list(futures))
+    if progress:
+        from tqdm.auto import tqdm
+
+        done = tqdm(done, total=len(todo), desc=problem.tag, unit="batch")
+    for future in done:
+        _write_batch(future.result(), paths[futures[future]])
+        future.release()
 
 
 def run_study(
@@ -275,6 +330,7 @@ def run_study(
     batch_size: int | None = None,
     n_jobs: int = 1,
     progress: bool = False,
+    client: Any = None,
 ) -> xr.Dataset:
     """Compute (or resume) the split means of ``n_datasets`` datasets of one simulation.
 
@@ -297,9 +353,15 @@ def run_study(
         Datasets per batch; default :func:`default_batch_size`. Results do not
         depend on it, but the batch files do: resume with the same value.
     n_jobs : int, default 1
-        joblib workers over batches.
+        joblib workers over batches (ignored with ``client``).
     progress : bool, default False
         Show a tqdm progress bar.
+    client : distributed.Client, optional
+        Fan the batches out over a dask.distributed cluster: each batch is one
+        task computed on a worker and returned to this process, which writes
+        its file (the workers need ``cvstats`` installed but no access to
+        ``out_dir``). The stored results are identical to the single-process
+        run (the seeds depend on the dataset index only).
 
     Returns
     -------
@@ -321,7 +383,9 @@ def run_study(
     chunks = [range(s, min(s + batch_size, n_datasets)) for s in range(0, n_datasets, batch_size)]
     paths = [_batch_path(out, problem, k) for k in range(len(chunks))]
     todo = [k for k, p in enumerate(paths) if not _is_complete(p, signature)]
-    if todo:
+    if todo and client is not None:
+        _run_distributed(client, problem, seed, chunks, paths, todo, signature, sizes, progress)
+    elif todo:
         from joblib import Parallel, delayed
 
         jobs = (

@@ -275,6 +275,7 @@ def run_classification(
     batch_size: int | None = None,
     n_jobs: int = 1,
     progress: bool = False,
+    client: Any = None,
     truth_sets: int = 0,
     **overrides: float,
 ) -> xr.Dataset:
@@ -288,7 +289,7 @@ def run_classification(
         Independent datasets.
     out_dir : path
         Directory of the batch files.
-    seed, J, M, R, J_rep, batch_size, n_jobs, progress
+    seed, J, M, R, J_rep, batch_size, n_jobs, progress, client
         See :func:`cvstats.studies.run_study`.
     truth_sets : int, default 0
         With a positive value, add ``truth (config, quantity)`` and
@@ -306,7 +307,7 @@ def run_classification(
     problem = classification_problem(simulation, **overrides)
     ds = run_study(
         problem, n_datasets, out_dir, seed=seed, J=J, M=M, R=R, J_rep=J_rep,
-        batch_size=batch_size, n_jobs=n_jobs, progress=progress,
+        batch_size=batch_size, n_jobs=n_jobs, progress=progress, client=client,
     )  # fmt: skip
     if truth_sets > 0:
         ds = add_monte_carlo_truth(ds, problem, train_sets=truth_sets, seed=seed)

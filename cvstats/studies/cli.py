@@ -4,6 +4,10 @@ Hook into the main parser with :func:`add_study_parser`; the commands are
 
     cvstats study nb-regression --sim 1 --datasets 1000 --out DIR [--n-jobs N] [--seed S]
     cvstats study nb-classification --sim 1 --datasets 300 --out DIR [--n-jobs N]
+    cvstats study nb-letter --w 1 --datasets 1000 --out DIR [--learners nn] [--n-jobs N]
+
+``--scheduler ADDRESS`` runs the batches on a dask.distributed cluster
+instead of joblib workers (same results).
 
 Each prints the Table-2-style summary (simulations.md §D), the sizes of
 every method at the truth, the J-study and the M-study, and writes to
@@ -118,15 +122,32 @@ def _print_report(report: dict[str, Any], alpha: float) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if getattr(args, "scheduler", None):
+        from distributed import Client
+
+        with Client(args.scheduler) as client:
+            return _run_with(args, client)
+    return _run_with(args, None)
+
+
+def _run_with(args: argparse.Namespace, client: Any) -> int:
     common = dict(
         seed=args.seed, J=args.J, M=args.M, R=args.R, batch_size=args.batch_size,
-        n_jobs=args.n_jobs, progress=not args.quiet,
+        n_jobs=args.n_jobs, progress=not args.quiet, client=client,
     )  # fmt: skip
     if args.study == "nb-regression":
         from cvstats.studies.regression import run_regression
 
         ds = run_regression(args.sim, args.datasets, args.out, **common)
         title = f"Nadeau & Bengio problem 1, simulation {args.sim}"
+    elif args.study == "nb-letter":
+        from cvstats.studies.letter import run_letter
+
+        ds = run_letter(
+            args.w, args.datasets, args.out, learners=args.learners,
+            truth_sets=args.truth_sets, **common,
+        )  # fmt: skip
+        title = f"Nadeau & Bengio problem 3 (letter), w = {args.w:g}"
     else:
         from cvstats.studies.classification import run_classification
 
@@ -150,7 +171,7 @@ def rejection_rates_frame(report: dict[str, Any]) -> pd.DataFrame:
 
 
 def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``study`` command (``nb-regression``, ``nb-classification``) to a CLI.
+    """Add the ``study`` command (``nb-regression``, ``nb-classification``, ``nb-letter``).
 
     Parameters
     ----------
@@ -165,15 +186,26 @@ def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
     study = subparsers.add_parser(
         "study",
         help="re-run a simulation study of the papers (simulations.md)",
-        description="Re-run a Nadeau–Bengio simulation study (simulations.md §A, §B, §D).",
+        description="Re-run a Nadeau–Bengio simulation study (simulations.md §A–§D).",
     )
     inner = study.add_subparsers(dest="study", required=True)
     for name, sims, help_ in (
         ("nb-regression", "1..4", "problem 1: simple linear regression (fast, closed form)"),
         ("nb-classification", "1..4", "problem 2: two Gaussian populations (tree: slow)"),
+        ("nb-letter", "", "problem 3: letter recognition, tree vs distorted 1-NN (tree: slow)"),
     ):
         p = inner.add_parser(name, help=help_, description=help_)
-        p.add_argument("--sim", type=int, default=1, help=f"simulation number ({sims})")
+        if name == "nb-letter":
+            p.add_argument(
+                "--w", type=float, default=1.0,
+                help="distortion weight of the 1-NN distance (1, 5, 10, 17.25, 25, 2048)",
+            )  # fmt: skip
+            p.add_argument(
+                "--learners", choices=("both", "nn", "tree"), default="both",
+                help="learners to run (nn: the fast 1-NN alone)",
+            )  # fmt: skip
+        else:
+            p.add_argument("--sim", type=int, default=1, help=f"simulation number ({sims})")
         p.add_argument("--datasets", type=int, default=1000, help="independent datasets")
         p.add_argument("--out", required=True, help="output directory (batch files, PNG, nc)")
         p.add_argument("--n-jobs", type=int, default=1, help="joblib workers over batches")
@@ -184,7 +216,14 @@ def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
         p.add_argument("--alpha", type=float, default=0.1, help="nominal level")
         p.add_argument("--batch-size", type=int, default=None, help="datasets per batch file")
         p.add_argument("--quiet", action="store_true", help="no progress bar")
-        if name == "nb-classification":
+        p.add_argument(
+            "--scheduler",
+            default=None,
+            metavar="ADDRESS",
+            help="dask.distributed scheduler address (e.g. tcp://host:8786): "
+            "batches run on the cluster instead of joblib",
+        )
+        if name in ("nb-classification", "nb-letter"):
             p.add_argument(
                 "--truth-sets",
                 type=int,

@@ -296,6 +296,7 @@ def run_regression(
     batch_size: int | None = None,
     n_jobs: int = 1,
     progress: bool = False,
+    client: Any = None,
     **overrides: float,
 ) -> xr.Dataset:
     """Run (or resume) simulation ``simulation`` of problem A (simulations.md §A, §D).
@@ -308,7 +309,7 @@ def run_regression(
         Independent datasets (1000 in the paper).
     out_dir : path
         Directory of the batch files.
-    seed, J, M, R, J_rep, batch_size, n_jobs, progress
+    seed, J, M, R, J_rep, batch_size, n_jobs, progress, client
         See :func:`cvstats.studies.run_study`.
     **overrides
         Simulation parameters to change (e.g. ``n=60``).
@@ -323,7 +324,7 @@ def run_regression(
     problem = regression_problem(simulation, **overrides)
     ds = run_study(
         problem, n_datasets, out_dir, seed=seed, J=J, M=M, R=R, J_rep=J_rep, batch_size=batch_size,
-        n_jobs=n_jobs, progress=progress,
+        n_jobs=n_jobs, progress=progress, client=client,
     )  # fmt: skip
     quantities = list(ds["quantity"].values)
     ds["truth"] = (
