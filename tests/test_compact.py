@@ -309,3 +309,23 @@ def test_save_open_compact(nb, tmp_path, suffix):
     lazy.close()
     with pytest.raises(cvstats.StorageError, match="already exists"):
         save_compact(compact, path)
+
+
+def test_holdout_methods_accept_the_compact_form():
+    d = designs.holdout(200, 60, seed=0)
+    rng = np.random.default_rng(0)
+    losses = (rng.random((3, 1, 200, 2)) < [0.2, 0.3]).astype(float)
+    cube = cvstats.from_arrays(
+        losses, design=d, models=["a", "b"], name="zero_one", extra_dims=["dataset"]
+    )
+    compact = cvstats.to_compact(cube)["zero_one"]
+    assert "slot" in compact.dims
+    for method in (
+        lambda c: cvstats.holdout_t(c, mu0=0.2),
+        lambda c: cvstats.mcnemar(c, variant="exact"),
+        lambda c: cvstats.mcnemar(c, variant="z"),
+    ):
+        dense, small = method(cube), method(compact)
+        for field in ("estimate", "stderr", "statistic", "pvalue"):
+            np.testing.assert_array_equal(getattr(small, field), getattr(dense, field))
+        assert small.n2 == dense.n2 == 60

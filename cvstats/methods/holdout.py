@@ -11,7 +11,8 @@ import xarray as xr
 
 from cvstats import kernels
 from cvstats.blocks import block_positions
-from cvstats.cube import in_test, unit_dim
+from cvstats.compact import SLOT
+from cvstats.cube import unit_dim
 from cvstats.errors import ArgumentError, CubeError, DesignError, ZeroVarianceWarning
 from cvstats.methods._common import (
     apply_kernel,
@@ -27,6 +28,11 @@ __all__ = ["holdout_t", "mcnemar", "MCNEMAR_VARIANTS"]
 
 MCNEMAR_VARIANTS = ("z", "corrected", "exact")
 _HOLDOUT = "liberal for n1μ: (n2 σ3 + σ0 - σ3)/(σ0 - σ3) > 1 (valid for the trained model)"
+
+
+def _example_dim(cube: xr.DataArray) -> str:
+    """Return the dim of a split's test losses: ``example``, or ``slot`` when compact."""
+    return SLOT if SLOT in cube.dims else EXAMPLE
 
 
 def _one_split(cube: xr.DataArray, split: int | None, method: str) -> xr.DataArray:
@@ -89,8 +95,9 @@ def holdout_t(
     mu0, alpha, alternative = check_options(cube, mu0, alpha, alternative)
     one = _one_split(cube, split, "hold-out t")
     n1 = int(one["n_train"])
-    stat = apply_kernel(kernels.holdout_t, [one], [[EXAMPLE]], 4, mu0=mu0, reference=reference)
-    n2 = int(in_test(one).isel({d: 0 for d in in_test(one).dims if d != EXAMPLE}).sum())
+    over = _example_dim(one)
+    stat = apply_kernel(kernels.holdout_t, [one], [[over]], 4, mu0=mu0, reference=reference)
+    n2 = int(one.notnull().isel({d: 0 for d in one.dims if d != over}).sum())
     return finish_test(
         stat,
         cube,
@@ -203,9 +210,10 @@ def mcnemar(
             f"-1, 0, 1); this contrast cube holds other values, e.g. "
             f"{pd.unique(np.asarray(values[other]).ravel())[:3].tolist()}."
         )
-    n10 = (diff == 1).sum(EXAMPLE)
-    n01 = (diff == -1).sum(EXAMPLE)
-    n2 = diff.notnull().sum(EXAMPLE)
+    over = _example_dim(diff)
+    n10 = (diff == 1).sum(over)
+    n01 = (diff == -1).sum(over)
+    n2 = diff.notnull().sum(over)
     if variant == "z":
         statistic, pvalue = apply_kernel(
             kernels.mcnemar_z, [n10, n01], [[], []], 2, alternative=alternative
