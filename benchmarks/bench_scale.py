@@ -121,6 +121,51 @@ def run(
                     ),
                 }
             )
+    rows += _dask_rows(n, n_datasets, J=J, M=M, R=R, repeats=repeats)
+    return rows
+
+
+def _dask_rows(
+    n: int, n_datasets: int, *, J: int, M: int, R: int, repeats: int
+) -> list[dict[str, Any]]:
+    """In memory vs dask: the same saved cube, loaded vs opened lazily (zarr)."""
+    cube = make_cube(n, n_datasets, J=J, M=M, R=R, five_by_two=True)
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "cube.zarr"
+        cvstats.save(cube, path)
+        chunks = {"dataset": max(1, n_datasets // 2)}
+        for name in METHODS:
+            method = getattr(cvstats, name)
+
+            def eager(m: Any = method) -> Any:
+                return m(cvstats.open_cube(path))
+
+            def lazy(m: Any = method) -> Any:
+                res = m(cvstats.open_cube(path, chunks=chunks))
+                return {f: np.asarray(getattr(res, f)) for f in FIELDS}  # computes
+
+            base_s, want = _best(eager, repeats)
+            cand_s, got = _best(lazy, repeats)
+            for field in FIELDS:
+                np.testing.assert_allclose(
+                    got[field], np.asarray(getattr(want, field)), rtol=1e-12
+                )
+            rows.append(
+                {
+                    "name": f"dask_{name}",
+                    "baseline": f"cvstats.{name}(open_cube(path)) (numpy, in memory)",
+                    "candidate": f"cvstats.{name}(open_cube(path, chunks={chunks})) computed",
+                    "baseline_s": base_s,
+                    "candidate_s": cand_s,
+                    "ratio": cand_s / base_s,
+                    "case": (
+                        f"zarr cube, nadeau_bengio n={n}, {n_datasets} datasets x "
+                        f"{cube.sizes['split']} splits x 2 models ({cube.nbytes / 1e6:.0f} MB); "
+                        "open + validate + method on both sides"
+                    ),
+                }
+            )
     return rows
 
 
