@@ -26,7 +26,7 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -45,7 +45,7 @@ from cvstats.studies._splits import (
     stack_splits,
 )
 
-__all__ = ["Problem", "compute_batch", "run_study", "default_batch_size"]
+__all__ = ["Problem", "attach_truth", "compute_batch", "run_study", "default_batch_size"]
 
 FloatArray = NDArray[np.float64]
 
@@ -407,3 +407,33 @@ def run_study(
     full = xr.concat(parts, "dataset", combine_attrs="drop_conflicts")
     full.attrs.update({"n": problem.n, "simulation": problem.simulation, "tag": problem.tag})
     return full
+
+
+def attach_truth(
+    ds: xr.Dataset,
+    truth: Callable[[int], dict[str, tuple[float, float]]],
+    half: int,
+) -> xr.Dataset:
+    """Return a copy of ``ds`` with ``truth``/``truth_se`` and ``truth_half``/``truth_half_se``.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        Output of :func:`run_study` (``n1`` over ``config``, a ``quantity`` dim).
+    truth : callable
+        ``truth(n1)`` → ``{quantity: (estimate, standard error)}`` of the true
+        error at training size ``n1`` (e.g. a Monte Carlo estimate).
+    half : int
+        ``n/2``, the training size of the common target ``n/2 μ``.
+    """
+    quantities = list(ds["quantity"].values)
+    cache = {n1: truth(n1) for n1 in sorted({*map(int, ds["n1"].values), half})}
+    ds = ds.copy()
+    for k, suffix in ((0, ""), (1, "_se")):
+        ds[f"truth{suffix}"] = (
+            ("config", "quantity"),
+            np.array([[cache[int(n1)][q][k] for q in quantities] for n1 in ds["n1"].values]),
+        )
+        ds[f"truth_half{suffix}"] = ("quantity", [cache[half][q][k] for q in quantities])
+    ds["truth"].attrs["kind"] = ds["truth_half"].attrs["kind"] = "true (MC)"
+    return ds

@@ -48,7 +48,7 @@ import xarray as xr
 from numpy.typing import NDArray
 
 from cvstats.errors import ArgumentError
-from cvstats.studies._runner import run_study
+from cvstats.studies._runner import attach_truth, run_study
 
 __all__ = [
     "GROUPS",
@@ -403,20 +403,11 @@ def add_monte_carlo_truth(
     xarray.Dataset
         A copy of ``ds`` with the truths.
     """
-    quantities = list(ds["quantity"].values)
-    cache = {
-        n1: monte_carlo_truth(problem, n1, train_sets=train_sets, seed=seed)
-        for n1 in sorted({*map(int, ds["n1"].values), problem.n // 2})
-    }
-    ds = ds.copy()
-    for k, suffix in ((0, ""), (1, "_se")):
-        ds[f"truth{suffix}"] = (
-            ("config", "quantity"),
-            np.array([[cache[int(n1)][q][k] for q in quantities] for n1 in ds["n1"].values]),
-        )
-        ds[f"truth_half{suffix}"] = ("quantity", [cache[problem.n // 2][q][k] for q in quantities])
-    ds["truth"].attrs["kind"] = ds["truth_half"].attrs["kind"] = "true (MC)"
-    return ds
+    return attach_truth(
+        ds,
+        lambda n1: monte_carlo_truth(problem, n1, train_sets=train_sets, seed=seed),
+        problem.n // 2,
+    )
 
 
 def run_letter(
