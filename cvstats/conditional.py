@@ -125,6 +125,42 @@ def _repetitions(cube: xr.DataArray, method: str, minimum: int) -> xr.DataArray:
     return est
 
 
+def _is_estimates(obj: object) -> bool:
+    """Tell whether ``obj`` holds CV estimates (a ``repetition`` dim, no ``split`` dim)."""
+    return isinstance(obj, xr.DataArray) and REPETITION in obj.dims and SPLIT not in obj.dims
+
+
+def _given_estimates(est: xr.DataArray, method: str, minimum: int) -> xr.DataArray:
+    """Check CV estimates given directly over ``(dataset, repetition, model|contrast)``."""
+    unit = est.dims[-1]
+    if unit not in (MODEL, "contrast"):
+        raise ArgumentError(
+            f"{method}: estimates given over dims {[str(d) for d in est.dims]} need `model` "
+            "(or `contrast`) as the last dim; transpose them, e.g. est.transpose(..., 'model')."
+        )
+    if bool(est.isnull().any()):
+        raise ArgumentError(
+            f"{method}: the CV estimates hold NaN; every dataset needs every repetition."
+        )
+    R = int(est.sizes[REPETITION])
+    if R < minimum:
+        raise DesignError(
+            f"{method} needs at least {minimum} repetitions of the cross-validation on every "
+            f"dataset, got {R} along `{REPETITION}`."
+        )
+    out = est.copy(deep=False)
+    out.attrs = {"repetition": f"given (the `{REPETITION}` dim of the estimates)"}
+    return out
+
+
+def _estimates(data: xr.DataArray, method: str, minimum: int) -> xr.DataArray:
+    """Per-repetition estimates from a cube (validated) or given directly."""
+    if _is_estimates(data):
+        return _given_estimates(data, method, minimum)
+    validate(data)
+    return _repetitions(data, method, minimum)
+
+
 # --------------------------------------------------------------------------
 # variance decomposition
 # --------------------------------------------------------------------------
@@ -163,7 +199,9 @@ def variance_decomposition(
         A cube (or contrast cube) with an extra dim of datasets whose main
         block is a repeated k-fold (``repeats >= 2``) or ``J >= 2`` random
         splits; with a formula, a cube or a Dataset of cubes. Also
-        ``variance_decomposition(formula, data)``.
+        ``variance_decomposition(formula, data)``. Or the CV estimates
+        themselves, over ``(dataset_dim, "repetition", model|contrast)`` (as
+        :func:`cv_estimates` returns them, or as a study stores them).
     formula : str, optional
         Decompose the contrasts of a formula (see :func:`cvstats.contrasts`).
     dataset_dim : hashable, default "dataset"
@@ -208,9 +246,13 @@ def variance_decomposition(
     ['internal_variance', 'internal_variance_ci', 'internal_variance_se']
     """
     alpha = validate_alpha(alpha)
-    cube = resolve_cube(data, formula, "variance_decomposition")
-    N = check_datasets(cube, dataset_dim, "variance_decomposition")
-    est = _repetitions(cube, "variance_decomposition", 2)
+    if formula is None and _is_estimates(data):
+        cube = est = _given_estimates(data, "variance_decomposition", 2)  # type: ignore[arg-type]
+        N = check_datasets(est, dataset_dim, "variance_decomposition")
+    else:
+        cube = resolve_cube(data, formula, "variance_decomposition")
+        N = check_datasets(cube, dataset_dim, "variance_decomposition")
+        est = _repetitions(cube, "variance_decomposition", 2)
     comps = fit_components(est, dataset_dim, REPETITION)
     names = {
         "mean": "beta",
@@ -324,7 +366,9 @@ def cv_bias(
     Parameters
     ----------
     cube : xarray.DataArray
-        A cube (or contrast cube) with an extra dim of datasets and a main block.
+        A cube (or contrast cube) with an extra dim of datasets and a main block,
+        or the CV estimates themselves over ``(dataset_dim, "repetition",
+        model|contrast)`` (as :func:`cv_estimates` returns them).
     conditional_error : xarray.DataArray
         ``εc(L, T)`` over ``(dataset_dim, model)`` (or ``contrast`` for a contrast
         cube), e.g. the error of each model trained on the whole dataset and
@@ -363,10 +407,13 @@ def cv_bias(
     ([0.1], [1.0])
     """
     alpha = validate_alpha(alpha)
-    validate(cube)
-    N = check_datasets(cube, dataset_dim, "cv_bias")
-    unit = unit_dim(cube)
-    est = _repetitions(cube, "cv_bias", 1)
+    if not isinstance(cube, xr.DataArray):
+        raise CvstatsTypeError(
+            f"`cube` must be a cube or CV estimates (xarray.DataArray), got {type(cube).__name__}."
+        )
+    est = _estimates(cube, "cv_bias", 1)
+    N = check_datasets(est, dataset_dim, "cv_bias")
+    unit = unit_dim(est)
     per_dataset = est.mean(REPETITION)
     ec = _check_errors(conditional_error, "conditional_error", dataset_dim, unit)
     per_dataset, ec = _align(per_dataset, ec, "conditional_error")

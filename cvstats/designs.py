@@ -39,6 +39,7 @@ __all__ = [
     "holdout",
     "resampled",
     "kfold",
+    "from_folds",
     "five_by_two",
     "conservative_z",
     "bootstrap",
@@ -461,16 +462,82 @@ def kfold(
             skf = StratifiedKFold(K, shuffle=True, random_state=_sklearn_state(rng))
             for k, (_, te) in enumerate(skf.split(np.zeros(n), labels)):
                 fold_of[r, te] = k
+    return _dataset([_fold_block(fold_of, K)], n, "kfold", seed, K=K, repeats=repeats)
+
+
+def _fold_block(fold_of: NDArray, K: int) -> _Block:
+    repeats, n = fold_of.shape
     test = fold_of[:, None, :] == np.arange(K)[None, :, None]  # (repeats, K, n)
     test = test.reshape(repeats * K, n)
-    block = _Block(
+    return _Block(
         "main",
         ~test,
         test,
         repeat=np.repeat(np.arange(repeats), K),
         fold=np.tile(np.arange(K), repeats),
     )
-    return _dataset([block], n, "kfold", seed, K=K, repeats=repeats)
+
+
+def from_folds(fold_of: ArrayLike, *, seed: int = -1) -> xr.Dataset:
+    """Design of (repeated) K-fold cross-validation from given fold labels.
+
+    For fold assignments made elsewhere (a saved experiment, a custom
+    stratification, a study runner): repeat ``r`` puts example ``i`` in fold
+    ``fold_of[r, i]``; each fold is the test set of one split, trained on the
+    other folds of its repeat. The result is the design
+    :func:`kfold` would build had it drawn these folds.
+
+    Parameters
+    ----------
+    fold_of : array-like of int, shape (repeats, n) or (n,)
+        Fold labels ``0..K-1``; every repeat must use every label at least once.
+    seed : int, default -1
+        Recorded in the attrs (-1: unknown).
+
+    Returns
+    -------
+    xarray.Dataset
+        ``K * repeats`` splits in block ``"main"`` with ``repeat`` and ``fold``
+        coordinates, ``K = max(fold_of) + 1``.
+
+    Raises
+    ------
+    DesignError
+        If the labels are not integers ``0..K-1``, ``K < 2``, or a repeat leaves a
+        fold empty.
+
+    Examples
+    --------
+    >>> from cvstats import designs
+    >>> d = designs.from_folds([[0, 1, 0, 1], [1, 1, 0, 0]])
+    >>> d.test.astype(int).values.tolist()
+    [[1, 0, 1, 0], [0, 1, 0, 1], [0, 0, 1, 1], [1, 1, 0, 0]]
+    """
+    arr = np.asarray(fold_of)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.size == 0:
+        raise DesignError(
+            f"`fold_of` must have shape (repeats, n) or (n,), got shape {np.shape(fold_of)}."
+        )
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise DesignError(f"`fold_of` must hold integer fold labels, got dtype {arr.dtype}.")
+    if arr.min() < 0:
+        raise DesignError(f"`fold_of` holds negative labels ({arr.min()}); use 0..K-1.")
+    K = int(arr.max()) + 1
+    if K < 2:
+        raise DesignError("`fold_of` has a single fold; K-fold needs K >= 2 folds.")
+    used = np.zeros((arr.shape[0], K), dtype=bool)
+    np.put_along_axis(used, arr.astype(np.int64), True, axis=1)
+    empty = np.argwhere(~used)
+    if empty.size:
+        r, k = empty[0]
+        raise DesignError(
+            f"repeat {r} of `fold_of` has no example in fold {k} (labels must be 0..K-1 "
+            f"with K = {K}, every fold non-empty in every repeat); relabel the folds."
+        )
+    repeats, n = arr.shape
+    return _dataset([_fold_block(arr.astype(np.int64), K)], n, "kfold", seed, K=K, repeats=repeats)
 
 
 def five_by_two(

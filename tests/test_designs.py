@@ -223,3 +223,23 @@ def test_combine_and_select_blocks():
 def test_bad_arguments(call, match):
     with pytest.raises(DesignError, match=match):
         call()
+
+
+def test_from_folds_equals_kfold_and_validates():
+    from cvstats.errors import DesignError
+
+    d = designs.kfold(12, 3, repeats=2, seed=5)
+    fold_of = d.fold.values.reshape(2, 3)[:, :, None] * d.test.values.reshape(2, 3, 12)
+    fold_of = fold_of.sum(axis=1)
+    got = designs.from_folds(fold_of, seed=5)
+    xr.testing.assert_identical(got, d)
+    one = designs.from_folds(np.array([0, 1, 1, 0]))
+    assert one.sizes["split"] == 2 and one.attrs["repeats"] == 1
+    with pytest.raises(DesignError, match="no example in fold 1"):
+        designs.from_folds([[0, 2, 2, 0]])
+    with pytest.raises(DesignError, match="single fold"):
+        designs.from_folds([0, 0, 0])
+    with pytest.raises(DesignError, match="integer fold labels"):
+        designs.from_folds([0.0, 1.0])
+    with pytest.raises(DesignError, match="negative"):
+        designs.from_folds([-1, 0, 1])

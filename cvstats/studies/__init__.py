@@ -8,6 +8,10 @@
   with the package: classification tree and distorted 1-NN);
 * :mod:`cvstats.studies.kfold_experiments` — Bengio & Grandvalet's
   experiments 1 and 2 (variance of K-fold CV, simulations.md §E);
+* :mod:`cvstats.studies.population` — the survey's Algorithm 1, conditional
+  vs unconditional error on a population (letter or synthetic; simulations.md
+  §F), with the batched learners of :mod:`cvstats.studies.learners` and the
+  tables and figures of :mod:`cvstats.studies.population_analysis`;
 * :func:`run_study` — batched, resumable, parallel (joblib or a
   dask.distributed ``client``) runner storing the split means of every block
   of every dataset;
@@ -35,12 +39,24 @@ from cvstats.studies._analysis import (
 from cvstats.studies._runner import compute_batch, default_batch_size, run_study
 from cvstats.studies._splits import CONFIGS, configurations, draw_study_splits, to_design
 from cvstats.studies.classification import classification_problem, run_classification
+from cvstats.studies.learners import LEARNERS, SklearnLearner
 from cvstats.studies.letter import letter_problem, run_letter
+from cvstats.studies.population import (
+    Population,
+    letter_population,
+    run_population,
+    synthetic_population,
+    to_cube,
+)
+from cvstats.studies.population_analysis import population_report
 from cvstats.studies.regression import regression_problem, run_regression
 
 __all__ = [
     "CONFIGS",
+    "LEARNERS",
     "METHOD_NAMES",
+    "Population",
+    "SklearnLearner",
     "binomial_line",
     "classification_problem",
     "compute_batch",
@@ -48,20 +64,25 @@ __all__ = [
     "default_batch_size",
     "draw_study_splits",
     "j_study",
+    "letter_population",
     "letter_problem",
     "m_study",
     "mc_truth",
     "method_results",
     "mu0_grid",
+    "population_report",
     "power_figure",
     "regression_problem",
     "rejection_rates",
     "rho_r_fit",
     "run_classification",
     "run_letter",
+    "run_population",
     "run_regression",
     "run_study",
     "study_table",
+    "synthetic_population",
     "targets",
+    "to_cube",
     "to_design",
 ]

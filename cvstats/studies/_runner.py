@@ -45,7 +45,15 @@ from cvstats.studies._splits import (
     stack_splits,
 )
 
-__all__ = ["Problem", "attach_truth", "compute_batch", "run_study", "default_batch_size"]
+__all__ = [
+    "Problem",
+    "attach_truth",
+    "compute_batch",
+    "default_batch_size",
+    "read_batches",
+    "run_batches",
+    "run_study",
+]
 
 FloatArray = NDArray[np.float64]
 
@@ -275,46 +283,95 @@ def _write_batch(ds: xr.Dataset, path: Path) -> Path:
     return path
 
 
-def _run_batch(
-    problem: Problem,
-    seed: int,
-    datasets: Sequence[int],
-    path: Path,
+def _compute_and_write(compute: Callable[..., xr.Dataset], args: tuple, path: Path) -> Path:
+    return _write_batch(compute(*args), path)
+
+
+def run_batches(
+    compute: Callable[..., xr.Dataset],
+    jobs: Sequence[tuple[tuple, Path]],
+    *,
     signature: str,
-    sizes: dict[str, int],
-) -> Path:
-    return _write_batch(_compute_signed(problem, seed, datasets, signature, sizes), path)
+    n_jobs: int = 1,
+    client: Any = None,
+    progress: bool = False,
+    desc: str = "batches",
+) -> list[Path]:
+    """Compute the batches whose files are missing or stale; write each atomically.
+
+    The resumable, parallel engine of every study runner. A batch file is
+    complete when it carries ``attrs["complete"] == 1`` and the run's
+    ``signature`` (a hash of every parameter the results depend on); such a
+    file is kept, every other batch is (re)computed by ``compute(*args)`` —
+    which must return a Dataset with those two attrs — and written to a
+    temporary file renamed into place, so an interrupted run leaves either a
+    complete file or none.
+
+    Parameters
+    ----------
+    compute : callable
+        ``compute(*args) -> xarray.Dataset`` for one batch; must be picklable
+        (a module-level function) for joblib and dask.distributed.
+    jobs : sequence of (args, path)
+        One entry per batch.
+    signature : str
+        The run's parameter hash (see above).
+    n_jobs : int, default 1
+        joblib workers (ignored with ``client``).
+    client : distributed.Client, optional
+        Compute the batches on a dask.distributed cluster; the files are
+        written by this process (the workers need no shared file system).
+    progress : bool, default False
+        tqdm progress bar.
+    desc : str
+        Label of the progress bar and of the cluster's task keys.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The batch files, in the order of ``jobs``.
+    """
+    todo = [k for k, (_, path) in enumerate(jobs) if not _is_complete(path, signature)]
+    if todo and client is not None:
+        from distributed import as_completed
+
+        futures = {
+            client.submit(
+                compute, *jobs[k][0], key=f"{desc}-{signature}-batch{k:05d}", pure=False
+            ): k
+            for k in todo
+        }
+        done: Any = as_completed(list(futures))
+        if progress:
+            from tqdm.auto import tqdm
+
+            done = tqdm(done, total=len(todo), desc=desc, unit="batch")
+        for future in done:
+            _write_batch(future.result(), jobs[futures[future]][1])
+            future.release()
+    elif todo:
+        from joblib import Parallel, delayed
+
+        runner = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+        results: Any = runner(
+            delayed(_compute_and_write)(compute, jobs[k][0], jobs[k][1]) for k in todo
+        )
+        if progress:
+            from tqdm.auto import tqdm
+
+            results = tqdm(results, total=len(todo), desc=desc, unit="batch")
+        for _ in results:
+            pass
+    return [path for _, path in jobs]
 
 
-def _run_distributed(
-    client: Any,
-    problem: Problem,
-    seed: int,
-    chunks: Sequence[range],
-    paths: Sequence[Path],
-    todo: Sequence[int],
-    signature: str,
-    sizes: dict[str, int],
-    progress: bool,
-) -> None:
-    """Compute the batches ``todo`` on a dask.distributed cluster; write them here."""
-    from distributed import as_completed
-
-    futures = {
-        client.submit(
-            _compute_signed, problem, seed, list(chunks[k]), signature, sizes,
-            key=f"{problem.tag}-{signature}-batch{k:05d}", pure=False,
-        ): k
-        for k in todo
-    }  # fmt: skip
-    done: Any = as_completed(list(futures))
-    if progress:
-        from tqdm.auto import tqdm
-
-        done = tqdm(done, total=len(todo), desc=problem.tag, unit="batch")
-    for future in done:
-        _write_batch(future.result(), paths[futures[future]])
-        future.release()
+def read_batches(paths: Sequence[Path], dim: str) -> xr.Dataset:
+    """Load batch files and concatenate them along ``dim``."""
+    parts = []
+    for p in paths:
+        with xr.open_dataset(p, engine="h5netcdf") as ds:
+            parts.append(ds.load())
+    return xr.concat(parts, dim, combine_attrs="drop_conflicts")
 
 
 def run_study(
@@ -382,29 +439,13 @@ def run_study(
     signature = _signature(problem, seed, sizes, batch_size)
     chunks = [range(s, min(s + batch_size, n_datasets)) for s in range(0, n_datasets, batch_size)]
     paths = [_batch_path(out, problem, k) for k in range(len(chunks))]
-    todo = [k for k, p in enumerate(paths) if not _is_complete(p, signature)]
-    if todo and client is not None:
-        _run_distributed(client, problem, seed, chunks, paths, todo, signature, sizes, progress)
-    elif todo:
-        from joblib import Parallel, delayed
-
-        jobs = (
-            delayed(_run_batch)(problem, seed, list(chunks[k]), paths[k], signature, sizes)
-            for k in todo
-        )
-        runner = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
-        results = runner(jobs)
-        if progress:
-            from tqdm.auto import tqdm
-
-            results = tqdm(results, total=len(todo), desc=problem.tag, unit="batch")
-        for _ in results:
-            pass
-    parts = []
-    for p in paths:
-        with xr.open_dataset(p, engine="h5netcdf") as ds:
-            parts.append(ds.load())
-    full = xr.concat(parts, "dataset", combine_attrs="drop_conflicts")
+    args = [(problem, seed, list(c), signature, sizes) for c in chunks]
+    jobs = list(zip(args, paths, strict=True))
+    run_batches(
+        _compute_signed, jobs, signature=signature, n_jobs=n_jobs, client=client,
+        progress=progress, desc=problem.tag,
+    )  # fmt: skip
+    full = read_batches(paths, "dataset")
     full.attrs.update({"n": problem.n, "simulation": problem.simulation, "tag": problem.tag})
     return full
 

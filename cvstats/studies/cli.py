@@ -5,14 +5,18 @@ Hook into the main parser with :func:`add_study_parser`; the commands are
     cvstats study nb-regression --sim 1 --datasets 1000 --out DIR [--n-jobs N] [--seed S]
     cvstats study nb-classification --sim 1 --datasets 300 --out DIR [--n-jobs N]
     cvstats study nb-letter --w 1 --datasets 1000 --out DIR [--learners nn] [--n-jobs N]
+    cvstats study population --population letter --learners nb dt --samples 100 --out DIR
 
 ``--scheduler ADDRESS`` runs the batches on a dask.distributed cluster
 instead of joblib workers (same results).
 
-Each prints the Table-2-style summary (simulations.md §D), the sizes of
+The Nadeau–Bengio commands print the Table-2-style summary (simulations.md §D), the sizes of
 every method at the truth, the J-study and the M-study, and writes to
 ``DIR`` the batch files, ``<tag>-rates.nc`` (rejection rates over the
-``μ0`` grid) and ``<tag>-power.png`` (power curves).
+``μ0`` grid) and ``<tag>-power.png`` (power curves). ``population`` runs
+the survey's Algorithm 1 (simulations.md §F) and prints ``εu``, the bias
+table, the variance decomposition and the winner tables
+(:func:`cvstats.studies.population_analysis.population_report`).
 """
 
 from __future__ import annotations
@@ -130,7 +134,37 @@ def _run(args: argparse.Namespace) -> int:
     return _run_with(args, None)
 
 
+def _run_population(args: argparse.Namespace, client: Any) -> int:
+    from cvstats.studies.population import run_population
+    from cvstats.studies.population_analysis import population_report
+
+    ds = run_population(
+        args.population, args.learners, args.samples, args.out, N=args.N, folds=args.folds,
+        repetitions=args.repetitions, seed=args.seed, batch_size=args.batch_size,
+        n_jobs=args.n_jobs, progress=not args.quiet, client=client,
+    )  # fmt: skip
+    title = f"Algorithm 1 on {args.population}, N = {args.N}"
+    report = population_report(ds, args.out, title=title)
+    with pd.option_context("display.width", 200, "display.max_columns", 30):
+        print(title)
+        print("\nεu (mean εc over the samples):")
+        print(report["unconditional"].round(4).to_string())
+        print("\nCV estimate vs εc and εu (1 and R repetitions):")
+        cols = ["cv_estimate", "eps_u", "bias", "bias_lo", "bias_hi", "rmse_c", "rmse_u", "corr"]
+        print(report["bias"][cols].round(4).to_string())
+        if report["decomposition"] is not None:
+            print("\nVariance of one repetition's estimate: sample vs internal:")
+            print(report["decomposition"].to_string(float_format="{:.3g}".format))
+        if report["winners"] is not None:
+            print("\nWinner tables (a worse = a has the larger error):")
+            print(report["winners"].round(3).to_string())
+        print("\nwritten:", *map(str, report["paths"]))
+    return 0
+
+
 def _run_with(args: argparse.Namespace, client: Any) -> int:
+    if args.study == "population":
+        return _run_population(args, client)
     common = dict(
         seed=args.seed, J=args.J, M=args.M, R=args.R, batch_size=args.batch_size,
         n_jobs=args.n_jobs, progress=not args.quiet, client=client,
@@ -231,7 +265,41 @@ def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
                 help="training sets of the Monte Carlo truth (0: mean of the estimates)",
             )
         p.set_defaults(func=_run)
+    _add_population_parser(inner)
     return study
+
+
+def _add_population_parser(inner: Any) -> None:
+    help_ = "survey's Algorithm 1: CV vs conditional/unconditional error on a population"
+    p = inner.add_parser("population", help=help_, description=help_ + " (simulations.md §F).")
+    p.add_argument(
+        "--population",
+        choices=("letter", "synthetic"),
+        default="letter",
+        help="letter (UCI, shipped) or synthetic (N&B problem 2 draw of 20,000)",
+    )
+    p.add_argument(
+        "--learners",
+        nargs="+",
+        default=["nb", "dt"],
+        help="learners: nb 4nn 10nn lr dt rf (lr, rf: slow, fitted fold by fold)",
+    )
+    p.add_argument("--samples", type=int, default=100, help="samples T drawn from the population")
+    p.add_argument("--N", type=int, default=300, help="size of a sample T")
+    p.add_argument("--folds", type=int, nargs="+", default=[2, 10, 30], help="k of the k-fold CV")
+    p.add_argument("--repetitions", type=int, default=30, help="repetitions of each k-fold CV")
+    p.add_argument("--out", required=True, help="output directory (batch files, PNG, CSV)")
+    p.add_argument("--n-jobs", type=int, default=1, help="joblib workers over batches")
+    p.add_argument("--seed", type=int, default=0, help="study seed")
+    p.add_argument("--batch-size", type=int, default=4, help="samples per batch file")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="dask.distributed scheduler address: batches run on the cluster",
+    )
+    p.set_defaults(func=_run)  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
