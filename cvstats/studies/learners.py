@@ -171,14 +171,17 @@ class GaussianNaiveBayes:
         return mean, var, log_prior
 
     @staticmethod
-    def _predict(
-        Xq: FloatArray, mean: FloatArray, var: FloatArray, log_prior: FloatArray
-    ) -> IntArray:
-        """Predict ``Xq (..., p)`` with parameters ``(..., C, p)``, ``(..., C)``."""
-        norm = -0.5 * np.sum(np.log(2.0 * np.pi * var), axis=-1)
-        quad = 0.5 * np.sum((Xq[..., None, :] - mean) ** 2 / var, axis=-1)
-        jll = log_prior + (norm - quad)
-        return jll.argmax(axis=-1)
+    def _base(var: FloatArray, log_prior: FloatArray) -> FloatArray:
+        """``log prior - ½ Σ log(2π var)`` of every class, ``(..., C)``."""
+        return log_prior - 0.5 * np.sum(np.log(2.0 * np.pi * var), axis=-1)
+
+    @staticmethod
+    def _predict(Xq: FloatArray, mean: FloatArray, var: FloatArray, base: FloatArray) -> IntArray:
+        """Predict ``Xq (..., p)`` from means, variances ``(..., C, p)`` and ``_base``."""
+        d = Xq[..., None, :] - mean
+        d *= d
+        d /= var
+        return (base - 0.5 * d.sum(axis=-1)).argmax(axis=-1)
 
     def oof_predict(
         self,
@@ -198,12 +201,12 @@ class GaussianNaiveBayes:
         C, p = n_classes, X.shape[1]
         mean = mean.reshape(R, K, C, p)
         var = var.reshape(R, K, C, p)
-        log_prior = log_prior.reshape(R, K, C)
+        base = self._base(var, log_prior.reshape(R, K, C))
         r = np.arange(R)[:, None]
         out = np.empty((R, N), dtype=np.int64)
         for sl in _row_chunks(N, R * C * p * 8 * 3):
             f = folds[:, sl]
-            out[:, sl] = self._predict(X[None, sl, :], mean[r, f], var[r, f], log_prior[r, f])
+            out[:, sl] = self._predict(X[None, sl, :], mean[r, f], var[r, f], base[r, f])
         return out
 
     def fit_predict(
@@ -221,7 +224,7 @@ class GaussianNaiveBayes:
         Xq = np.asarray(Xq, dtype=np.float64)
         out = np.empty(len(Xq), dtype=np.int64)
         for sl in _row_chunks(len(Xq), n_classes * X.shape[1] * 8 * 3):
-            out[sl] = self._predict(Xq[sl], mean[0], var[0], log_prior[0])
+            out[sl] = self._predict(Xq[sl], mean[0], var[0], self._base(var[0], log_prior[0]))
         return out
 
 

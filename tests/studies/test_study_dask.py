@@ -74,3 +74,14 @@ def test_cli_scheduler_flag(tmp_path, client, capsys):
     assert main([*args, "--out", str(tmp_path / "b"), "--scheduler", address]) == 0
     _assert_same_files(tmp_path / "a", tmp_path / "b")
     assert "corrected_resampled_t" in capsys.readouterr().out
+
+
+def test_population_on_cluster_equals_single_process(tmp_path, client):
+    from cvstats.studies.population import run_population, synthetic_population
+
+    pop = synthetic_population(2000)
+    kw = {"N": 40, "folds": (2, 4), "repetitions": 2, "batch_size": 2}
+    ref = run_population(pop, ["nb", "4nn"], 5, tmp_path / "ref", **kw)
+    got = run_population(pop, ["nb", "4nn"], 5, tmp_path / "dask", client=client, **kw)
+    xr.testing.assert_identical(ref, got)
+    _assert_same_files(tmp_path / "ref", tmp_path / "dask")
