@@ -555,6 +555,8 @@ def _per_dataset_cv(cv_estimate: object) -> xr.DataArray:
     if SPLIT in cv_estimate.dims:  # a cube: E_π[ε̂] of every dataset
         validate(cv_estimate)
         return cv_estimates(cv_estimate).mean(REPETITION)
+    if _is_estimates(cv_estimate):  # per-repetition estimates: their mean
+        return _given_estimates(cv_estimate, "winner_table", 1).mean(REPETITION)
     return cv_estimate
 
 
@@ -583,7 +585,8 @@ def winner_table(
     cv_estimate : xarray.DataArray
         ``ε̂`` over ``(dataset_dim, "model")`` (e.g. a k-fold estimate per
         dataset), or a cube with a ``dataset_dim``: then ``E_π[ε̂]`` is the mean
-        of its repetitions (:func:`cv_estimates`).
+        of its repetitions (:func:`cv_estimates`), or per-repetition estimates
+        over ``(dataset_dim, "repetition", "model")`` (their mean).
     conditional_error : xarray.DataArray
         ``εc`` over ``(dataset_dim, "model")``, coordinates matching.
     models : sequence of two str

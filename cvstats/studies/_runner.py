@@ -48,6 +48,7 @@ from cvstats.studies._splits import (
 __all__ = [
     "Problem",
     "attach_truth",
+    "batch_signature",
     "compute_batch",
     "default_batch_size",
     "read_batches",
@@ -261,18 +262,14 @@ def _is_complete(path: Path, signature: str) -> bool:
         return False
 
 
-def _compute_signed(
+def _compute_with_attrs(
     problem: Problem,
     seed: int,
     datasets: Sequence[int],
-    signature: str,
     sizes: dict[str, int],
 ) -> xr.Dataset:
     ds = compute_batch(problem, seed, datasets, **sizes)
-    ds.attrs.update(
-        {"signature": signature, "complete": 1, "seed": seed, **sizes,
-         "problem": json.dumps(problem.params())}
-    )  # fmt: skip
+    ds.attrs.update({"seed": seed, **sizes, "problem": json.dumps(problem.params())})
     return ds
 
 
@@ -283,15 +280,32 @@ def _write_batch(ds: xr.Dataset, path: Path) -> Path:
     return path
 
 
-def _compute_and_write(compute: Callable[..., xr.Dataset], args: tuple, path: Path) -> Path:
-    return _write_batch(compute(*args), path)
+def _stamped(ds: xr.Dataset, signature: str) -> xr.Dataset:
+    ds.attrs.update({"signature": signature, "complete": 1})
+    return ds
+
+
+def _compute_and_write(
+    compute: Callable[..., xr.Dataset], args: tuple, path: Path, signature: str
+) -> Path:
+    return _write_batch(_stamped(compute(*args), signature), path)
+
+
+def batch_signature(signature: str, members: Sequence[int]) -> str:
+    """Signature of one batch: the run's parameter hash and the batch's members.
+
+    A batch file counts as complete only for the same parameters *and* the same
+    datasets (or samples): rerunning with more datasets recomputes a partial
+    last batch instead of returning it short.
+    """
+    payload = json.dumps([signature, [int(m) for m in members]])
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
 def run_batches(
     compute: Callable[..., xr.Dataset],
-    jobs: Sequence[tuple[tuple, Path]],
+    jobs: Sequence[tuple[tuple, Path, str]],
     *,
-    signature: str,
     n_jobs: int = 1,
     client: Any = None,
     progress: bool = False,
@@ -300,22 +314,21 @@ def run_batches(
     """Compute the batches whose files are missing or stale; write each atomically.
 
     The resumable, parallel engine of every study runner. A batch file is
-    complete when it carries ``attrs["complete"] == 1`` and the run's
-    ``signature`` (a hash of every parameter the results depend on); such a
-    file is kept, every other batch is (re)computed by ``compute(*args)`` —
-    which must return a Dataset with those two attrs — and written to a
-    temporary file renamed into place, so an interrupted run leaves either a
-    complete file or none.
+    complete when it carries ``attrs["complete"] == 1`` and the batch's
+    signature (a hash of every parameter the results depend on and of the
+    batch's members, :func:`batch_signature`); such a file is kept, every
+    other batch is (re)computed by ``compute(*args)``, stamped with those two
+    attrs and written to a temporary file renamed into place, so an
+    interrupted run leaves either a complete file or none.
 
     Parameters
     ----------
     compute : callable
         ``compute(*args) -> xarray.Dataset`` for one batch; must be picklable
         (a module-level function) for joblib and dask.distributed.
-    jobs : sequence of (args, path)
-        One entry per batch.
-    signature : str
-        The run's parameter hash (see above).
+    jobs : sequence of (args, path, signature)
+        One entry per batch: the arguments of ``compute``, the file, the
+        batch's signature.
     n_jobs : int, default 1
         joblib workers (ignored with ``client``).
     client : distributed.Client, optional
@@ -331,13 +344,13 @@ def run_batches(
     list of pathlib.Path
         The batch files, in the order of ``jobs``.
     """
-    todo = [k for k, (_, path) in enumerate(jobs) if not _is_complete(path, signature)]
+    todo = [k for k, (_, path, sig) in enumerate(jobs) if not _is_complete(path, sig)]
     if todo and client is not None:
         from distributed import as_completed
 
         futures = {
             client.submit(
-                compute, *jobs[k][0], key=f"{desc}-{signature}-batch{k:05d}", pure=False
+                compute, *jobs[k][0], key=f"{desc}-{jobs[k][2]}-batch{k:05d}", pure=False
             ): k
             for k in todo
         }
@@ -347,22 +360,21 @@ def run_batches(
 
             done = tqdm(done, total=len(todo), desc=desc, unit="batch")
         for future in done:
-            _write_batch(future.result(), jobs[futures[future]][1])
+            _, path, sig = jobs[futures[future]]
+            _write_batch(_stamped(future.result(), sig), path)
             future.release()
     elif todo:
         from joblib import Parallel, delayed
 
         runner = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
-        results: Any = runner(
-            delayed(_compute_and_write)(compute, jobs[k][0], jobs[k][1]) for k in todo
-        )
+        results: Any = runner(delayed(_compute_and_write)(compute, *jobs[k]) for k in todo)
         if progress:
             from tqdm.auto import tqdm
 
             results = tqdm(results, total=len(todo), desc=desc, unit="batch")
         for _ in results:
             pass
-    return [path for _, path in jobs]
+    return [path for _, path, _ in jobs]
 
 
 def read_batches(paths: Sequence[Path], dim: str) -> xr.Dataset:
@@ -439,11 +451,13 @@ def run_study(
     signature = _signature(problem, seed, sizes, batch_size)
     chunks = [range(s, min(s + batch_size, n_datasets)) for s in range(0, n_datasets, batch_size)]
     paths = [_batch_path(out, problem, k) for k in range(len(chunks))]
-    args = [(problem, seed, list(c), signature, sizes) for c in chunks]
-    jobs = list(zip(args, paths, strict=True))
+    jobs = [
+        ((problem, seed, list(c), sizes), p, batch_signature(signature, c))
+        for c, p in zip(chunks, paths, strict=True)
+    ]
     run_batches(
-        _compute_signed, jobs, signature=signature, n_jobs=n_jobs, client=client,
-        progress=progress, desc=problem.tag,
+        _compute_with_attrs, jobs, n_jobs=n_jobs, client=client, progress=progress,
+        desc=problem.tag,
     )  # fmt: skip
     full = read_batches(paths, "dataset")
     full.attrs.update({"n": problem.n, "simulation": problem.simulation, "tag": problem.tag})

@@ -21,21 +21,22 @@ classes, shipped) and :func:`synthetic_population` (a fixed draw from the two
 Gaussian populations of Nadeau & Bengio's problem 2). Any ``(X, y)`` works
 through :class:`Population`.
 
-**Folds.** Stratified: each repetition sorts ``T`` by class with a random
-order inside each class and deals the examples to the folds in turn, then
-relabels the folds at random — scikit-learn's ``StratifiedKFold`` allocation
-(per-class fold counts differ by at most one, fold sizes by at most one),
-which stays defined when a class has fewer than ``k`` examples (letter with
-``N = 300`` and ``k = 30``). ``stratified=False`` deals a random permutation.
+**Folds.** Stratified: each repetition sorts ``T`` by class label with a
+random order inside each class and deals the examples to the folds in turn,
+then relabels the folds at random. As with scikit-learn's
+``StratifiedKFold``, per-class fold counts differ by at most one and fold
+sizes by at most one; unlike it, this stays defined when a class has fewer
+than ``k`` examples (letter with ``N = 300`` and ``k = 30``).
+``stratified=False`` deals a random permutation.
 
 **Runs that last.** Samples are computed in batches (joblib workers or a
 dask.distributed ``client``), each batch written atomically to a netCDF file
 of the output directory; a rerun with the same parameters keeps the complete
-files (:func:`cvstats.studies._runner.run_batches`). Every sample has its
-own seeds (``SeedSequence(seed, spawn_key=(sample, ...))``; the folds do not
-depend on the learners, a learner's random states not on the other
-learners), so results do not depend on the batch size, on ``n_jobs`` or on
-the cluster.
+files (:func:`cvstats.studies._runner.run_batches`). The draw of a sample,
+the folds of each repetition of each ``k`` and each learner's random states
+have their own seeds (``SeedSequence(seed, spawn_key=(sample, ...))``), so
+results do not depend on the batch size, ``n_jobs``, the cluster, the other
+learners, the other ``k`` or the number of repetitions.
 
 The stored out-of-fold losses and folds rebuild, for any ``k``, a cvstats
 cube over ``(sample, split, example, model)`` (:func:`to_cube`) for the
@@ -58,7 +59,7 @@ import xarray as xr
 from numpy.typing import NDArray
 
 from cvstats.errors import ArgumentError
-from cvstats.studies._runner import read_batches, run_batches
+from cvstats.studies._runner import batch_signature, read_batches, run_batches
 from cvstats.studies.learners import Learner, get_learner
 
 __all__ = [
@@ -73,6 +74,9 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.integer]
+
+#: Largest number of folds (fold labels are stored as int16).
+_MAX_FOLDS = int(np.iinfo(np.int16).max)
 
 
 @dataclass(frozen=True)
@@ -176,7 +180,7 @@ def stratified_folds(
     K: int,
     repetitions: int,
     n: int | None = None,
-) -> NDArray[np.int8]:
+) -> NDArray[np.int16]:
     """Fold labels of ``repetitions`` independent (stratified) K-fold partitions.
 
     Parameters
@@ -194,9 +198,11 @@ def stratified_folds(
 
     Returns
     -------
-    ndarray of int8, shape (repetitions, n)
+    ndarray of int16, shape (repetitions, n)
         ``folds[r, i]``: the fold of example ``i`` in repetition ``r``.
     """
+    if not 2 <= K <= _MAX_FOLDS:
+        raise ArgumentError(f"`K` must lie in [2, {_MAX_FOLDS}], got {K}.")
     size = len(y) if y is not None else int(n)  # type: ignore[arg-type]
     key = rng.random((repetitions, size))
     if y is not None:
@@ -204,20 +210,44 @@ def stratified_folds(
     order = np.argsort(key, axis=1, kind="stable")
     relabel = rng.permuted(np.tile(np.arange(K), (repetitions, 1)), axis=1)
     dealt = np.take_along_axis(relabel, np.broadcast_to(np.arange(size) % K, order.shape), 1)
-    folds = np.empty((repetitions, size), dtype=np.int8)
-    np.put_along_axis(folds, order, dealt.astype(np.int8), axis=1)
+    folds = np.empty((repetitions, size), dtype=np.int16)
+    np.put_along_axis(folds, order, dealt.astype(np.int16), axis=1)
     return folds
 
 
-def _sample_rngs(seed: int, sample: int, part: int, name: str = "") -> np.random.Generator:
-    key = (int(sample), part, zlib.crc32(name.encode())) if name else (int(sample), part)
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key))
+def _rng(seed: int, *key: int | str) -> np.random.Generator:
+    """Return the generator of ``SeedSequence(seed, spawn_key=key)`` (str keys: CRC-32)."""
+    spawn = tuple(zlib.crc32(k.encode()) if isinstance(k, str) else int(k) for k in key)
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=spawn))
 
 
 def _check_int(name: str, value: object, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
         raise ArgumentError(f"`{name}` must be an int >= {minimum}, got {value!r}.")
     return int(value)
+
+
+def _check_design(
+    population: Population, N: object, folds: Sequence[int], repetitions: object, seed: object
+) -> tuple[int, list[int], int, int]:
+    """Validate the sizes of Algorithm 1; return them as ints."""
+    if not isinstance(population, Population):
+        raise ArgumentError(f"`population` must be a Population, got {type(population).__name__}.")
+    N = _check_int("N", N, 4)
+    repetitions = _check_int("repetitions", repetitions, 1)
+    seed = _check_int("seed", seed, 0)
+    if N >= population.size:
+        raise ArgumentError(
+            f"`N` = {N} leaves no test population (the population has {population.size} "
+            "examples); draw smaller samples."
+        )
+    ks = [_check_int("folds", k, 2) for k in folds]
+    if not ks or len(set(ks)) != len(ks) or max(ks) > min(N, _MAX_FOLDS):
+        raise ArgumentError(
+            f"`folds` must be distinct ints in [2, {min(N, _MAX_FOLDS)}] (at most N = {N}), at "
+            f"least one, got {list(folds)}."
+        )
+    return N, ks, repetitions, seed
 
 
 def compute_samples(
@@ -240,7 +270,11 @@ def compute_samples(
     learners : sequence of Learner
         The learners (see :mod:`cvstats.studies.learners`).
     samples : sequence of int
-        Sample indices (each sample's draw and folds depend on its index only).
+        Sample indices. The draw of sample ``s``, the folds of repetition ``r``
+        of its ``k``-fold CV, and each learner's random states have their own
+        seeds (``SeedSequence(seed, spawn_key=(s, ...))``), so a number does not
+        depend on the batch, on the other samples, learners, ``k`` or on ``R``
+        (the first ``r`` repetitions of a run with more are the same).
     N : int
         Sample size.
     folds : sequence of int
@@ -258,29 +292,40 @@ def compute_samples(
         ``conditional (sample, model)``: ``εc``;
         ``cv (sample, k, repetition, model)``: the estimate of each repetition;
         ``loss (sample, k, repetition, example, model)`` (int8): out-of-fold
-        zero-one losses; ``fold (sample, k, repetition, example)`` (int8);
+        zero-one losses; ``fold (sample, k, repetition, example)`` (int16);
         ``index (sample, example)``: rows of ``T`` in the population, in the
         order drawn (the "position" of an example).
     """
+    N, ks, repetitions, seed = _check_design(population, N, folds, repetitions, seed)
     X, y, C = population.X, population.y, population.n_classes
     out: dict[str, list[NDArray]] = {"conditional": [], "cv": [], "loss": [], "fold": [],
                                      "index": []}  # fmt: skip
     for s in samples:
-        idx = _sample_rngs(seed, s, 0).choice(population.size, N, replace=False)
+        idx = _rng(seed, s, "sample").choice(population.size, N, replace=False)
         rest = np.ones(population.size, dtype=bool)
         rest[idx] = False
         XT, yT = X[idx], y[idx]
-        frng = _sample_rngs(seed, s, 1)
+        strata = yT if stratified else None
         fold = np.stack(
-            [stratified_folds(frng, yT if stratified else None, k, repetitions, N) for k in folds]
-        )  # (k, R, N)
+            [
+                np.concatenate(
+                    [
+                        stratified_folds(_rng(seed, s, "folds", k, r), strata, k, 1, N)
+                        for r in range(repetitions)
+                    ]
+                )  # fmt: skip
+                for k in ks
+            ]
+        )  # (k, R, N): repetition r of k-fold has its own seed
         cond, loss = [], []
         for learner in learners:
-            lrng = _sample_rngs(seed, s, 2, learner.name)
-            pred = learner.fit_predict(XT, yT, X[rest], C, lrng)
+            pred = learner.fit_predict(XT, yT, X[rest], C, _rng(seed, s, "fit", learner.name))
             cond.append(np.mean(pred != y[rest]))
-            oof = np.stack([learner.oof_predict(XT, yT, f.astype(np.int64), C, lrng)
-                            for f in fold])  # fmt: skip
+            oof = np.stack(
+                [learner.oof_predict(XT, yT, f.astype(np.int64), C,
+                                     _rng(seed, s, "cv", learner.name, k))
+                 for k, f in zip(ks, fold, strict=True)]
+            )  # fmt: skip
             loss.append((oof != yT).astype(np.int8))
         loss_arr = np.stack(loss, axis=-1)  # (k, R, N, model)
         out["conditional"].append(np.array(cond))
@@ -299,7 +344,7 @@ def compute_samples(
         {name: (dims[name], np.stack(values)) for name, values in out.items()},
         coords={
             "sample": np.asarray(samples, dtype=np.int64),
-            "k": np.asarray(folds, dtype=np.int64),
+            "k": np.asarray(ks, dtype=np.int64),
             "repetition": np.arange(1, repetitions + 1, dtype=np.int64),
             "example": np.arange(N, dtype=np.int64),
             "model": [lr.name for lr in learners],
@@ -310,16 +355,13 @@ def compute_samples(
     return ds
 
 
-def _compute_signed(
+def _compute_with_attrs(
     population: Population,
     learners: Sequence[Learner],
     samples: Sequence[int],
     sizes: dict[str, Any],
-    signature: str,
 ) -> xr.Dataset:
-    ds = compute_samples(population, learners, samples, **sizes)
-    ds.attrs.update({"signature": signature, "complete": 1})
-    return ds
+    return compute_samples(population, learners, samples, **sizes)
 
 
 def run_population(
@@ -350,14 +392,15 @@ def run_population(
         ``"4nn"``, ``"10nn"``, ``"lr"``, ``"dt"``, ``"rf"``) or learner objects
         (e.g. ``SklearnLearner("svm", SVC())``); names must be distinct.
     n_samples : int
-        Number of samples ``T`` (100 in the survey's winner tables).
+        Number of samples ``T``, at least 2 (100 in the survey's winner tables).
     out_dir : path
         Directory of the batch files (created if needed).
     N : int, default 300
         Sample size (the survey does not give it; 300 is divisible by 2, 10
         and 30, and is problem 3's dataset size).
     folds : sequence of int, default (2, 10, 30)
-        The ``k`` of the k-fold estimates, each ``2 <= k <= N``.
+        The ``k`` of the k-fold estimates, each ``2 <= k <= N`` (``k = N``:
+        leave-one-out).
     repetitions : int, default 30
         Partitions per ``k``.
     seed : int, default 0
@@ -393,23 +436,11 @@ def run_population(
                 f"unknown population {population!r}; use 'letter', 'synthetic' or a Population."
             )
         population = builders[population]()
-    if not isinstance(population, Population):
-        raise ArgumentError(f"`population` must be a Population, got {type(population).__name__}.")
-    n_samples = _check_int("n_samples", n_samples, 1)
-    N = _check_int("N", N, 4)
-    repetitions = _check_int("repetitions", repetitions, 1)
+    n_samples = _check_int("n_samples", n_samples, 2)
+    N, ks, repetitions, seed = _check_design(population, N, folds, repetitions, seed)
     batch_size = _check_int("batch_size", batch_size, 1)
-    _check_int("n_jobs", n_jobs, -1)
-    if N >= population.size:
-        raise ArgumentError(
-            f"`N` = {N} leaves no test population (the population has {population.size} "
-            "examples); draw smaller samples."
-        )
-    ks = [_check_int("folds", k, 2) for k in folds]
-    if not ks or len(set(ks)) != len(ks) or max(ks) > N:
-        raise ArgumentError(
-            f"`folds` must be distinct ints in [2, N = {N}], at least one, got {list(folds)}."
-        )
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int | np.integer) or n_jobs == 0:
+        raise ArgumentError(f"`n_jobs` must be a non-zero int (-1: all cores), got {n_jobs!r}.")
     objs = [get_learner(learner) for learner in learners]
     names = [lr.name for lr in objs]
     if not objs or len(set(names)) != len(names):
@@ -424,13 +455,13 @@ def run_population(
     tag = f"population-{population.name}-N{N}"
     chunks = [range(s, min(s + batch_size, n_samples)) for s in range(0, n_samples, batch_size)]
     jobs = [
-        ((population, objs, list(c), sizes, signature), out / f"{tag}-batch{b:05d}.nc")
+        ((population, objs, list(c), sizes), out / f"{tag}-batch{b:05d}.nc",
+         batch_signature(signature, c))
         for b, c in enumerate(chunks)
-    ]
+    ]  # fmt: skip
     paths = run_batches(
-        _compute_signed, jobs, signature=signature, n_jobs=n_jobs, client=client,
-        progress=progress, desc=tag,
-    )  # fmt: skip
+        _compute_with_attrs, jobs, n_jobs=n_jobs, client=client, progress=progress, desc=tag
+    )
     ds = read_batches(paths, "sample")
     ds.attrs = {"population": json.dumps(population.params()), "N": N, "seed": int(seed),
                 "stratified": int(stratified), "tag": tag,
@@ -454,8 +485,10 @@ def to_cube(ds: xr.Dataset, k: int) -> xr.DataArray:
         A validated cvstats cube ``(sample, split, example, model)``: every
         sample's ``repetitions`` partitions as a repeated k-fold main block
         (:func:`cvstats.designs.from_folds`; the same split layout for every
-        sample, the folds differ), NaN outside each split's test fold. The
-        conditional errors are ``ds.conditional``.
+        sample, the folds differ; within a repetition the folds are numbered
+        by decreasing size, so a split has the same training size in every
+        sample), NaN outside each split's test fold. The conditional errors
+        are ``ds.conditional``.
 
     Examples
     --------
@@ -479,6 +512,13 @@ def to_cube(ds: xr.Dataset, k: int) -> xr.DataArray:
     fold = sub["fold"].values.astype(np.int64)  # (sample, R, N)
     loss = sub["loss"].values.astype(np.float64)  # (sample, R, N, model)
     S, R, N = fold.shape
+    # relabel the folds of every repetition by decreasing size (ties: by label), so that
+    # split j has the same training size in every sample when k does not divide N
+    sizes = (fold[..., None] == np.arange(int(k))).sum(axis=2)  # (S, R, K)
+    order = np.argsort(-sizes, axis=-1, kind="stable")
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(int(k)), axis=-1)
+    fold = np.take_along_axis(rank, fold, axis=-1)
     template = from_folds(fold[0])
     test = fold[:, :, None, :] == np.arange(int(k))[None, None, :, None]  # (S, R, K, N)
     values = np.where(test[..., None], loss[:, :, None], np.nan)

@@ -195,6 +195,17 @@ def winner_tables(
     ties : {"not_worse", "exclude"}
         See :func:`cvstats.conditional.winner_table`.
 
+    Notes
+    -----
+    The CV verdict of ``r`` repetitions compares the learners' numbers of
+    out-of-fold errors over those repetitions (the same as comparing the mean
+    estimates, without rounding, so equal counts are ties). The survey's text
+    says "``L1 > L2``: ``L1`` wins (smaller error)" while its table ``M`` is
+    written in errors; the columns here are in errors: "a worse" means
+    ``εc_a > εc_b``. With ``ties="not_worse"`` a tie counts as "a not worse",
+    so the table is not symmetric in ``(a, b)`` when there are ties (frequent
+    with one repetition of 2-fold CV); ``ties_cv`` and ``ties_true`` count them.
+
     Returns
     -------
     frame : pandas.DataFrame
@@ -218,7 +229,9 @@ def winner_tables(
     for a, b in pairs:
         for k in ds["k"].values.tolist():
             for r in _repetitions(ds, repetitions):
-                cv = _estimates(ds, k, r).mean(REPETITION)
+                # verdicts on integer error counts (same N for every learner): exact ties
+                cv = ds["loss"].sel(k=k).isel({REPETITION: slice(0, r)})
+                cv = cv.sum((REPETITION, "example"), dtype=np.int64)
                 wt = winner_table(cv, ec, (a, b), dataset_dim=_SAMPLE, ties=ties)
                 c = wt.table.values
                 rows.append({

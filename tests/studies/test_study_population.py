@@ -279,6 +279,41 @@ def test_resume_batch_size_n_jobs_and_learner_set_do_not_change_results(run, tmp
                                                **SMALL), ds)  # fmt: skip
 
 
+def test_resume_with_more_or_fewer_samples(tmp_path, synthetic):
+    kw = {"N": 30, "folds": (2,), "repetitions": 2, "batch_size": 4}
+    run_population(synthetic, ["nb"], 6, tmp_path / "a", **kw)
+    more = run_population(synthetic, ["nb"], 8, tmp_path / "a", **kw)  # partial batch redone
+    assert more["sample"].values.tolist() == list(range(8))
+    xr.testing.assert_identical(more, run_population(synthetic, ["nb"], 8, tmp_path / "b", **kw))
+    fewer = run_population(synthetic, ["nb"], 3, tmp_path / "a", **kw)
+    assert fewer["sample"].values.tolist() == [0, 1, 2]
+    xr.testing.assert_identical(fewer["cv"], more["cv"].isel(sample=slice(3)))
+
+
+def test_seeds_do_not_depend_on_other_k_or_repetitions(synthetic):
+    learners = [GaussianNaiveBayes(), SklearnLearner("dt", DecisionTreeClassifier(max_features=1))]
+    a = compute_samples(synthetic, learners, [2], N=40, folds=[2, 4], repetitions=3, seed=1)
+    b = compute_samples(synthetic, learners, [2], N=40, folds=[4], repetitions=2, seed=1)
+    xr.testing.assert_identical(a.sel(k=[4]).isel(repetition=slice(2)), b)
+
+
+def test_leave_one_out_with_more_than_127_folds(letter):
+    ds = compute_samples(letter, [GaussianNaiveBayes()], [0], N=150, folds=[150],
+                         repetitions=1, seed=0)  # fmt: skip
+    fold = ds["fold"].values[0, 0, 0]
+    assert sorted(fold.tolist()) == list(range(150))
+    idx = ds["index"].values[0]
+    X, y = letter.X[idx], letter.y[idx]
+    loo = _sklearn_oof(GaussianNB, X, y, fold[None].astype(np.int64))[0]
+    np.testing.assert_array_equal(ds["loss"].values[0, 0, 0, :, 0], (loo != y).astype(np.int8))
+
+
+def test_to_cube_when_k_does_not_divide_n(tmp_path, synthetic):
+    ds = run_population(synthetic, ["nb"], 4, tmp_path, N=41, folds=(4,), repetitions=3)
+    cube = to_cube(ds, 4)
+    np.testing.assert_allclose(cv_estimates(cube).values, ds["cv"].sel(k=4).values, rtol=1e-14)
+
+
 def test_seed_changes_samples(tmp_path, synthetic):
     a = run_population(synthetic, ["nb"], 2, tmp_path / "a", N=40, folds=(2,), repetitions=2)
     b = run_population(synthetic, ["nb"], 2, tmp_path / "b", N=40, folds=(2,), repetitions=2,
@@ -295,8 +330,15 @@ def test_run_population_errors(tmp_path, synthetic):
         run_population(synthetic, ["nb", "nb"], 2, tmp_path, N=20, folds=(2,))
     with pytest.raises(ArgumentError, match="unknown population"):
         run_population("iris", ["nb"], 2, tmp_path)
-    with pytest.raises(ArgumentError, match="`n_samples` must be an int >= 1"):
-        run_population(synthetic, ["nb"], 0, tmp_path)
+    with pytest.raises(ArgumentError, match="`n_samples` must be an int >= 2"):
+        run_population(synthetic, ["nb"], 1, tmp_path)
+    with pytest.raises(ArgumentError, match="`n_jobs` must be a non-zero int"):
+        run_population(synthetic, ["nb"], 2, tmp_path, n_jobs=0)
+    with pytest.raises(ArgumentError, match="`seed` must be an int >= 0"):
+        run_population(synthetic, ["nb"], 2, tmp_path, seed=-1)
+    with pytest.raises(ArgumentError, match="`N` must be an int >= 4"):
+        compute_samples(synthetic, [GaussianNaiveBayes()], [0], N=2, folds=[2], repetitions=1,
+                        seed=0)  # fmt: skip
     with pytest.raises(ArgumentError, match="NaN or inf"):
         Population("bad", np.array([[np.nan], [1.0]]), np.array([0, 1]))
     with pytest.raises(ArgumentError, match="integers 0..C-1"):
@@ -337,26 +379,76 @@ def test_running_estimates_and_bias_table_by_hand(run):
 def test_winner_tables_count_by_hand(run):
     ds, _ = run
     frame, tables = winner_tables(ds, repetitions=[1, 4])
+    errors = ds["loss"].astype(int)  # integer counts: exact ties
+    ec = ds["conditional"]
+    true_worse = (ec.sel(model="nb") > ec.sel(model="4nn")).values
     for k in SMALL["folds"]:
         for r in (1, 4):
-            cv = ds["cv"].sel(k=k).isel(repetition=slice(0, r)).mean("repetition")
-            cv_worse = (cv.sel(model="nb") > cv.sel(model="4nn")).values
-            true_worse = (ds["conditional"].sel(model="nb") >
-                          ds["conditional"].sel(model="4nn")).values  # fmt: skip
+            count = errors.sel(k=k).isel(repetition=slice(0, r)).sum(("repetition", "example"))
+            cv_worse = (count.sel(model="nb") > count.sel(model="4nn")).values
             row = frame.loc[("nb", "4nn", k, r)]
-            assert row["cv_worse_true_worse"] == np.sum(cv_worse & true_worse)
-            assert row["cv_not_true_not"] == np.sum(~cv_worse & ~true_worse)
-            assert row["cv_worse_true_not"] + row["cv_not_true_worse"] == np.sum(
-                cv_worse != true_worse
-            )
+            cells = {
+                "cv_worse_true_worse": cv_worse & true_worse,
+                "cv_worse_true_not": cv_worse & ~true_worse,
+                "cv_not_true_worse": ~cv_worse & true_worse,
+                "cv_not_true_not": ~cv_worse & ~true_worse,
+            }
+            for name, mask in cells.items():
+                assert row[name] == mask.sum(), name
+
+            def ratio(num, den):
+                return num.sum() / den.sum() if den.sum() else np.nan
+
+            np.testing.assert_equal(
+                [row["P(a worse | CV a worse)"], row["P(a not worse | CV a not worse)"],
+                 row["P(CV a worse | a worse)"], row["P(CV a not worse | a not worse)"]],
+                [ratio(cv_worse & true_worse, cv_worse), ratio(~cv_worse & ~true_worse, ~cv_worse),
+                 ratio(cv_worse & true_worse, true_worse),
+                 ratio(~cv_worse & ~true_worse, ~true_worse)],
+            )  # fmt: skip
             assert row["agreement"] == pytest.approx(np.mean(cv_worse == true_worse))
+            ties = (count.sel(model="nb") == count.sel(model="4nn")).values
+            assert row["ties_cv"] == ties.sum()
             assert tables[("nb", "4nn", k, r)].n_datasets == 6
 
 
-def test_decomposition_and_report(run, tmp_path):
+def test_winner_tables_see_exact_ties():
+    """Equal error counts are ties even where float means would differ in the last bit."""
+    S, R, N = 3, 30, 300
+    rng = np.random.default_rng(0)
+    loss = np.zeros((S, 1, R, N, 2), dtype=np.int8)
+    for s in range(S):
+        for r in range(R):
+            loss[s, 0, r, rng.choice(N, 7 + r % 5, replace=False), 0] = 1
+            loss[s, 0, r, rng.choice(N, 7 + (r + 1) % 5, replace=False), 1] = 1
+    ds = xr.Dataset(
+        {"loss": (("sample", "k", "repetition", "example", "model"), loss),
+         "cv": (("sample", "k", "repetition", "model"), loss.mean(axis=3)),
+         "conditional": (("sample", "model"), [[0.1, 0.2], [0.2, 0.1], [0.1, 0.1]])},
+        coords={"sample": range(S), "k": [10], "repetition": range(1, R + 1),
+                "model": ["a", "b"]},
+    )  # fmt: skip
+    frame, _ = winner_tables(ds, repetitions=[R])
+    assert frame["ties_cv"].iloc[0] == S  # same total count for both models in every sample
+
+
+def test_decomposition_against_closed_forms(run, tmp_path):
     ds, _ = run
     dec = decomposition_table(ds)
-    assert (dec["sample"] + dec["internal"] - dec["total"]).abs().max() < 1e-12
+    for k in SMALL["folds"]:
+        for m in ("nb", "4nn"):
+            x = ds["cv"].sel(k=k, model=m).values  # (samples, R)
+            R = x.shape[1]
+            c = x - x.mean()
+            within = x.var(axis=1, ddof=1).mean()  # E_T[Var_π]: Lemma 1.3
+            cross = ((c.sum(1) ** 2 - (c**2).sum(1)) / (R * (R - 1))).mean()
+            assert dec.loc[(k, m), "internal"] == pytest.approx(within, rel=1e-10)
+            assert dec.loc[(k, m), "sample"] == pytest.approx(cross, rel=1e-10)
+            assert dec.loc[(k, m), "total"] == pytest.approx((c**2).mean(), rel=1e-10)
+
+
+def test_report_and_figure(run, tmp_path):
+    ds, _ = run
     rep = population_report(ds, tmp_path)
     assert all(p.exists() for p in rep["paths"])
     assert isinstance(rep["winners"], pd.DataFrame) and rep["population"]["name"] == "letter"
