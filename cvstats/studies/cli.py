@@ -6,6 +6,8 @@ Hook into the main parser with :func:`add_study_parser`; the commands are
     cvstats study nb-classification --sim 1 --datasets 300 --out DIR [--n-jobs N]
     cvstats study nb-letter --w 1 --datasets 1000 --out DIR [--learners nn] [--n-jobs N]
     cvstats study population --population letter --learners nb dt --samples 100 --out DIR
+    cvstats study bg-experiment1 --out DIR [--replicates 1000]
+    cvstats study bg-experiment2 --out DIR [--replicates 1000]
 
 ``--scheduler ADDRESS`` runs the batches on a dask.distributed cluster
 instead of joblib workers (same results).
@@ -16,7 +18,10 @@ every method at the truth, the J-study and the M-study, and writes to
 ``μ0`` grid) and ``<tag>-power.png`` (power curves). ``population`` runs
 the survey's Algorithm 1 (simulations.md §F) and prints ``εu``, the bias
 table, the variance decomposition and the winner tables
-(:func:`cvstats.studies.population_analysis.population_report`).
+(:func:`cvstats.studies.population_analysis.population_report`). The
+``bg-experiment*`` commands run Bengio & Grandvalet's experiments
+(:mod:`cvstats.studies.kfold_experiments`, simulations.md §E), print their
+tables and write ``bg-experiment*.png`` and ``bg-experiment*.nc``.
 """
 
 from __future__ import annotations
@@ -162,9 +167,61 @@ def _run_population(args: argparse.Namespace, client: Any) -> int:
     return 0
 
 
+#: ``K`` values of experiment 2 against ``K`` (``n = 120``; every divisor of 120 from 2).
+BG_KS = (2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 24, 30, 40, 60, 120)
+
+
+def _run_bg(args: argparse.Namespace) -> int:
+    import matplotlib.pyplot as plt
+
+    from cvstats.studies import kfold_experiments as kx
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    kw = {"replicates": args.replicates, "seed": args.seed}
+    paths = []
+    with pd.option_context("display.width", 200, "display.max_columns", 30):
+        if args.study == "bg-experiment1":
+            ds = kx.experiment1(K=args.K, **kw)
+            cols = ["ratio1", "ratio1_se", "ratio2", "ratio2_se", "sigma2", "omega", "gamma"]
+            print(f"Experiment 1 (ideal hold-out, K = {args.K}): E[θ̂]/θ against n")
+            print(ds[cols].to_dataframe().round(4).to_string())
+            ds.to_netcdf(out / "bg-experiment1.nc", engine="h5netcdf")
+            plt.close(kx.experiment1_figure(ds, path=str(out / "bg-experiment1.png")))
+            paths += [out / "bg-experiment1.nc", out / "bg-experiment1.png"]
+        else:
+            runs = {
+                "regression": kx.experiment2(K=args.K, **kw),
+                "outliers": kx.experiment2(K=args.K, outliers=True, **kw),
+                "against-K": kx.experiment2((120,), K=BG_KS, **kw),
+            }
+            cols = ["n_train", "contribution_sigma2", "contribution_omega",
+                    "contribution_gamma", "theta"]  # fmt: skip
+            for name, ds in runs.items():
+                print(f"\nExperiment 2 ({name}): contributions to Var[CV]")
+                frame = ds[cols].to_dataframe().dropna(subset=["theta"])
+                frame["share_gamma"] = frame["contribution_gamma"] / frame["theta"]
+                print(frame.to_string(float_format="{:.4g}".format))
+                ds.to_netcdf(out / f"bg-experiment2-{name}.nc", engine="h5netcdf")
+                paths.append(out / f"bg-experiment2-{name}.nc")
+            panels = {"regression": runs["regression"], "outliers": runs["outliers"]}
+            plt.close(kx.experiment2_figure(panels, path=str(out / "bg-experiment2-n.png")))
+            plt.close(
+                kx.experiment2_figure(
+                    {"regression": runs["against-K"]}, against="K",
+                    path=str(out / "bg-experiment2-K.png"),
+                )
+            )  # fmt: skip
+            paths += [out / "bg-experiment2-n.png", out / "bg-experiment2-K.png"]
+        print("\nwritten:", *map(str, paths))
+    return 0
+
+
 def _run_with(args: argparse.Namespace, client: Any) -> int:
     if args.study == "population":
         return _run_population(args, client)
+    if args.study.startswith("bg-"):
+        return _run_bg(args)
     common = dict(
         seed=args.seed, J=args.J, M=args.M, R=args.R, batch_size=args.batch_size,
         n_jobs=args.n_jobs, progress=not args.quiet, client=client,
@@ -205,7 +262,7 @@ def rejection_rates_frame(report: dict[str, Any]) -> pd.DataFrame:
 
 
 def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``study`` command (``nb-regression``, ``nb-classification``, ``nb-letter``).
+    """Add the ``study`` command (Nadeau–Bengio, population and Bengio–Grandvalet studies).
 
     Parameters
     ----------
@@ -220,7 +277,7 @@ def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
     study = subparsers.add_parser(
         "study",
         help="re-run a simulation study of the papers (simulations.md)",
-        description="Re-run a Nadeau–Bengio simulation study (simulations.md §A–§D).",
+        description="Re-run a simulation study of the papers (simulations.md §A–§F).",
     )
     inner = study.add_subparsers(dest="study", required=True)
     for name, sims, help_ in (
@@ -266,6 +323,16 @@ def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
             )
         p.set_defaults(func=_run)
     _add_population_parser(inner)
+    for name, help_ in (
+        ("bg-experiment1", "Bengio & Grandvalet experiment 1: ideal hold-out, θ̂1/θ and θ̂2/θ"),
+        ("bg-experiment2", "Bengio & Grandvalet experiment 2: σ², ω, γ contributions to Var[CV]"),
+    ):
+        p = inner.add_parser(name, help=help_, description=help_ + " (simulations.md §E).")
+        p.add_argument("--out", required=True, help="output directory (PNG, nc)")
+        p.add_argument("--replicates", type=int, default=1000, help="independent replicates")
+        p.add_argument("--K", type=int, default=10, help="number of blocks / folds")
+        p.add_argument("--seed", type=int, default=0, help="seed")
+        p.set_defaults(func=_run, scheduler=None)
     return study
 
 

@@ -28,3 +28,15 @@ def test_add_study_parser_hooks_into_a_parser():
     )
     assert (args.study, args.sim, args.n_jobs, args.datasets) == ("nb-classification", 2, 2, 1000)
     assert callable(args.func)
+
+
+def test_cli_bengio_grandvalet_experiments(tmp_path, capsys):
+    assert main(["study", "bg-experiment1", "--out", str(tmp_path), "--replicates", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "ratio1" in out and "Experiment 1" in out
+    assert (tmp_path / "bg-experiment1.png").exists() and (tmp_path / "bg-experiment1.nc").exists()
+    assert main(["study", "bg-experiment2", "--out", str(tmp_path), "--replicates", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "share_gamma" in out and "against-K" in out
+    for name in ("bg-experiment2-n.png", "bg-experiment2-K.png", "bg-experiment2-outliers.nc"):
+        assert (tmp_path / name).exists()
