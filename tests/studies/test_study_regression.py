@@ -281,3 +281,18 @@ def test_j_and_m_studies(sim1):
     ms = st.m_study(sim1, (5, 10, 20))
     assert list(ms["M"].values) == [5, 10]
     assert ms.dims == ("M", "config", "quantity")
+
+
+@pytest.mark.slow
+def test_analytic_truths_of_all_four_simulations(tmp_path):
+    """n1μ_A, n1μ_B (spec formulas) against the Monte Carlo means, Bonferroni over 4 × 12."""
+    from scipy import stats as sps
+
+    crit = sps.norm.isf(0.05 / 2 / 48)  # 4 simulations x (9 cells + 3 common targets)
+    for sim in (1, 2, 3, 4):
+        ds = run_regression(sim, 300, tmp_path / f"s{sim}", seed=5, J=15, M=2, R=2, J_rep=2)
+        mc = st.mc_truth(ds)
+        z = (mc["mean"] - ds["truth"]) / (mc["sd"] / np.sqrt(300))
+        zh = (mc["half_mean"] - ds["truth_half"]) / (mc["half_sd"] / np.sqrt(300))
+        assert float(np.abs(z).max()) < crit, (sim, z.values)
+        assert float(np.abs(zh).max()) < crit, (sim, zh.values)
