@@ -26,19 +26,10 @@ import numpy as np
 from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
 
-from cvstats.studies.learners import GaussianNaiveBayes, NearestNeighbours
+from cvstats.studies.learners import GaussianNaiveBayes, NearestNeighbours, SklearnLearner
 from cvstats.studies.population import letter_population, stratified_folds
 
 QUICK: dict[str, Any] = {"repetitions": 3, "repeats": 1}
-
-
-def _sklearn(make: Any, X: np.ndarray, y: np.ndarray, folds: np.ndarray) -> np.ndarray:
-    out = np.empty(folds.shape, dtype=np.int64)
-    for r, f in enumerate(folds):
-        for k in np.unique(f):
-            te = f == k
-            out[r, te] = make().fit(X[~te], y[~te]).predict(X[te])
-    return out
 
 
 def _best(func: Any, repeats: int) -> tuple[float, Any]:
@@ -59,11 +50,16 @@ def run(repetitions: int = 30, repeats: int = 3) -> list[dict[str, Any]]:
     y = pop.y[idx]
     folds = stratified_folds(rng, y, 10, repetitions).astype(np.int64)
     rows = []
-    for name, ours, make in (
-        ("naive Bayes", GaussianNaiveBayes(), GaussianNB),
-        ("4-NN", NearestNeighbours(4), lambda: KNeighborsClassifier(4)),
+    for name, ours, estimator in (
+        ("naive Bayes", GaussianNaiveBayes(), GaussianNB()),
+        ("4-NN", NearestNeighbours(4), KNeighborsClassifier(4)),
     ):
-        base_s, base = _best(lambda make=make: _sklearn(make, X, y, folds), max(1, repeats - 2))
+        # baseline: the same estimator fitted fold by fold (clone per fit)
+        base = SklearnLearner(name, estimator)
+        base_s, base = _best(
+            lambda b=base: b.oof_predict(X, y, folds, 26, np.random.default_rng(0)),
+            max(1, repeats - 2),
+        )
         cand_s, cand = _best(
             lambda ours=ours: ours.oof_predict(X, y, folds, 26, np.random.default_rng(0)), repeats
         )

@@ -20,6 +20,7 @@ __all__ = [
     "ALTERNATIVES",
     "validate_alternative",
     "validate_alpha",
+    "check_int",
     "as_float_array",
     "check_core_length",
     "positive_array",
@@ -62,6 +63,24 @@ def validate_alpha(alpha: float) -> float:
     if not 0.0 < value < 1.0:
         raise ArgumentError(f"`alpha` must be in the open interval (0, 1), got {alpha!r}.")
     return value
+
+
+def check_int(name: str, value: object, minimum: int) -> int:
+    """Return ``value`` as an int if it is an integer (not a bool) ``>= minimum``.
+
+    Raises
+    ------
+    ArgumentError
+        ``"`name` must be an int >= minimum, got value."`` otherwise.
+
+    Examples
+    --------
+    >>> check_int("J", 15, 2)
+    15
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ArgumentError(f"`{name}` must be an int >= {minimum}, got {value!r}.")
+    return int(value)
 
 
 def as_float_array(x: ArrayLike, name: str, *, min_ndim: int = 1) -> NDArray[np.float64]:

@@ -34,7 +34,7 @@ import numpy as np
 import xarray as xr
 from numpy.typing import NDArray
 
-from cvstats.errors import ArgumentError
+from cvstats.kernels._validation import check_int
 from cvstats.studies._splits import (
     CONFIGS,
     DatasetSplits,
@@ -441,8 +441,7 @@ def run_study(
     checks = [("n_datasets", n_datasets, 1), ("J", J, 2), ("M", M, 1), ("R", R, 2),
               ("J_rep", J_rep, 1), ("n_jobs", n_jobs, -1)]  # fmt: skip
     for name, value, minimum in checks:
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-            raise ArgumentError(f"`{name}` must be an int >= {minimum}, got {value!r}.")
+        check_int(name, value, minimum)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if batch_size is None:

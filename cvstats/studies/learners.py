@@ -47,6 +47,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cvstats.errors import ArgumentError
+from cvstats.kernels._validation import check_int
 
 __all__ = [
     "LEARNERS",
@@ -270,8 +271,7 @@ class NearestNeighbours:
     name: str = ""
 
     def __post_init__(self) -> None:
-        if isinstance(self.k, bool) or not isinstance(self.k, int | np.integer) or self.k < 1:
-            raise ArgumentError(f"`k` must be an int >= 1, got {self.k!r}.")
+        check_int("k", self.k, 1)
         if not self.name:
             object.__setattr__(self, "name", f"{self.k}nn")
 

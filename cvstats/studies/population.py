@@ -59,6 +59,7 @@ import xarray as xr
 from numpy.typing import NDArray
 
 from cvstats.errors import ArgumentError
+from cvstats.kernels._validation import check_int
 from cvstats.studies._runner import batch_signature, read_batches, run_batches
 from cvstats.studies.learners import Learner, get_learner
 
@@ -161,8 +162,7 @@ def synthetic_population(size: int = 20_000, *, simulation: int = 1, seed: int =
     """
     from cvstats.studies.classification import classification_problem
 
-    if isinstance(size, bool) or not isinstance(size, int | np.integer) or size < 2:
-        raise ArgumentError(f"`size` must be an int >= 2, got {size!r}.")
+    size = check_int("size", size, 2)
     problem = classification_problem(simulation)
     data = problem.sample(np.random.default_rng(seed), int(size))
     return Population(
@@ -221,27 +221,21 @@ def _rng(seed: int, *key: int | str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=spawn))
 
 
-def _check_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise ArgumentError(f"`{name}` must be an int >= {minimum}, got {value!r}.")
-    return int(value)
-
-
 def _check_design(
     population: Population, N: object, folds: Sequence[int], repetitions: object, seed: object
 ) -> tuple[int, list[int], int, int]:
     """Validate the sizes of Algorithm 1; return them as ints."""
     if not isinstance(population, Population):
         raise ArgumentError(f"`population` must be a Population, got {type(population).__name__}.")
-    N = _check_int("N", N, 4)
-    repetitions = _check_int("repetitions", repetitions, 1)
-    seed = _check_int("seed", seed, 0)
+    N = check_int("N", N, 4)
+    repetitions = check_int("repetitions", repetitions, 1)
+    seed = check_int("seed", seed, 0)
     if N >= population.size:
         raise ArgumentError(
             f"`N` = {N} leaves no test population (the population has {population.size} "
             "examples); draw smaller samples."
         )
-    ks = [_check_int("folds", k, 2) for k in folds]
+    ks = [check_int("folds", k, 2) for k in folds]
     if not ks or len(set(ks)) != len(ks) or max(ks) > min(N, _MAX_FOLDS):
         raise ArgumentError(
             f"`folds` must be distinct ints in [2, {min(N, _MAX_FOLDS)}] (at most N = {N}), at "
@@ -436,9 +430,9 @@ def run_population(
                 f"unknown population {population!r}; use 'letter', 'synthetic' or a Population."
             )
         population = builders[population]()
-    n_samples = _check_int("n_samples", n_samples, 2)
+    n_samples = check_int("n_samples", n_samples, 2)
     N, ks, repetitions, seed = _check_design(population, N, folds, repetitions, seed)
-    batch_size = _check_int("batch_size", batch_size, 1)
+    batch_size = check_int("batch_size", batch_size, 1)
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int | np.integer) or n_jobs == 0:
         raise ArgumentError(f"`n_jobs` must be a non-zero int (-1: all cores), got {n_jobs!r}.")
     objs = [get_learner(learner) for learner in learners]
