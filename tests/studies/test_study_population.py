@@ -38,6 +38,7 @@ from cvstats.studies.population_analysis import (  # noqa: E402
     decomposition_table,
     population_report,
     running_estimates,
+    unconditional_error,
     winner_tables,
 )
 
@@ -479,3 +480,24 @@ def test_cli_population(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "εu" in out and "Winner tables" in out and "sample_fraction" in out
     assert (tmp_path / "population-synthetic1-N40-convergence.png").exists()
+
+
+def test_unconditional_error_by_hand(run):
+    ds, _ = run
+    table = unconditional_error(ds)
+    ec = ds["conditional"].sel(model="4nn").values
+    assert table.loc["4nn", "eps_u"] == pytest.approx(ec.mean())
+    assert table.loc["4nn", "se"] == pytest.approx(ec.std(ddof=1) / np.sqrt(len(ec)))
+    assert table.loc["4nn", "sd_eps_c"] == pytest.approx(ec.std(ddof=1))
+
+
+def test_synthetic_population_follows_problem_2():
+    pop = synthetic_population(20_000, simulation=2, seed=3)
+    assert pop.n_classes == 2 and abs(pop.y.mean() - 0.5) < 0.015
+    for cls, mean, var in ((0, 0.0, 1.0), (1, 1.0, 1 / 6)):
+        x = pop.X[pop.y == cls]
+        np.testing.assert_allclose(x.mean(axis=0), [mean, mean], atol=0.03)
+        np.testing.assert_allclose(x.var(axis=0), [var, var], rtol=0.05)
+        assert abs(np.corrcoef(x.T)[0, 1]) < 0.03
+    again = synthetic_population(20_000, simulation=2, seed=3)
+    assert again.params()["sha"] == pop.params()["sha"]
