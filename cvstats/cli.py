@@ -195,8 +195,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     int
         Exit status.
     """
+    from cvstats.errors import CvstatsError
+
     args = _parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except CvstatsError as e:  # a user's mistake: one line, no traceback
+        print(f"cvstats: error: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

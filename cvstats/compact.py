@@ -276,7 +276,8 @@ def validate_compact(cube: xr.DataArray) -> None:
     """Check a compact cube: the schema of ``docs/cube-schema.md`` on the compact layout.
 
     Called by :func:`cvstats.validate` for a cube with a ``slot`` dim. Checks
-    the dims ``(*extra, split, slot, model|contrast)``, dtype, labels, split
+    the name, the dims ``(*extra, split, slot, model|contrast)`` (none of
+    length 0), dtype (float32 or float64), labels, split
     coordinates and attrs (as for a dense cube); ``example_index``: ints in
     ``[0, n_examples)``, strictly increasing within a split (so unique),
     padding (-1) last; values finite on the indexed slots and NaN exactly on
@@ -289,20 +290,23 @@ def validate_compact(cube: xr.DataArray) -> None:
     CubeError
         Naming the first problem found.
     """
-    from cvstats.cube import _check_attrs, _check_split_coords
+    from cvstats.cube import (
+        _check_attrs,
+        _check_dtype,
+        _check_name,
+        _check_sizes,
+        _check_split_coords,
+    )
 
-    if cube.name is None or not isinstance(cube.name, str) or cube.name in cube.coords:
-        raise CubeError(
-            "the compact cube needs a name (its loss) that is not one of its coordinates."
-        )
+    _check_name(cube)
     unit = _unit(cube)
     core = (SPLIT, SLOT, unit)
     if tuple(cube.dims[-3:]) != core:
         raise CubeError(
             f"a compact cube's dims must end with {list(core)}, got {list(cube.dims)}."
         )
-    if not np.issubdtype(cube.dtype, np.floating):
-        raise CubeError(f"losses must be floating point, got dtype {cube.dtype}.")
+    _check_sizes(cube)
+    _check_dtype(cube.dtype)
     for dim in (SPLIT, unit):
         if dim not in cube.coords:
             raise CubeError(f"the `{dim}` dim has no coordinate.")
@@ -420,61 +424,85 @@ def save_compact(
 ) -> Path:
     """Write a compact Dataset atomically to ``.nc`` (netCDF-4) or ``.zarr``.
 
-    The compact cube is validated first; writing goes through the same
-    atomic machinery as :func:`cvstats.save` (temporary file, then rename).
+    The compact cube is validated first; writing goes through the machinery of
+    :func:`cvstats.save`, with the same guarantees: a temporary file moved into
+    place once complete; without `overwrite` an existing `path` (even one
+    created by another process meanwhile) is never replaced; with it only a
+    file or store written by cvstats is; a full disk raises instead of
+    crashing.
+
+    Parameters
+    ----------
+    compact : xarray.Dataset
+        A compact Dataset (:func:`to_compact`).
+    path : str or os.PathLike
+        Destination, ending in ``.nc`` or ``.zarr``. Its directory must exist.
+    overwrite : bool, default False
+        Replace a file or store written by cvstats at `path`.
 
     Returns
     -------
     pathlib.Path
         The path written.
+
+    Raises
+    ------
+    cvstats.CubeError
+        If the compact cube breaks the schema.
+    cvstats.StorageError
+        As :func:`cvstats.save`.
     """
     from cvstats import __version__, io
     from cvstats.cube import validate
 
     validate(compact_cube(compact))
     target = Path(path)
-    suffix = io._suffix(target)
-    if os.path.lexists(target) and not overwrite:
-        raise StorageError(
-            f"`path` {str(target)!r} already exists; pass `overwrite=True` to replace it."
-        )
-    if not target.parent.is_dir():
-        raise StorageError(f"cannot save to {str(target)!r}: its directory does not exist.")
-    ds = compact.drop_encoding()
-    strings = {
-        name: var.copy(data=np.asarray(var.values).astype(object))
-        for name, var in ds.variables.items()
-        if var.dtype.kind in "OUT"
-    }
-    ds = ds.assign_coords({k: v for k, v in strings.items() if k in ds.coords})
-    ds.attrs = {**compact.attrs, "cvstats_version": __version__}
-    encoding = {name: {"_FillValue": None} for name in ds.variables}
-    try:
-        io._write_atomically(ds, encoding, target)
-    except Exception as e:
-        raise StorageError(
-            f"could not write the compact cube to {str(target)!r} as {io.FORMATS[suffix]} "
-            f"({type(e).__name__}: {e})."
-        ) from e
-    return target
+    io._suffix(target)
+
+    def build() -> tuple[xr.Dataset, dict[str, dict[str, Any]]]:
+        ds = compact.drop_encoding()
+        strings = {
+            name: var.copy(data=np.asarray(var.values).astype(object))
+            for name, var in ds.variables.items()
+            if var.dtype.kind in "OUT"
+        }
+        ds = ds.assign_coords({k: v for k, v in strings.items() if k in ds.coords})
+        ds.attrs = {**compact.attrs, io.VERSION_ATTR: __version__}
+        return ds, {name: {"_FillValue": None} for name in ds.variables}
+
+    return io._save_dataset(build, target, overwrite=overwrite, what="the compact cube")
 
 
 def open_compact(
-    path: str | os.PathLike[str], chunks: Mapping[str, int] | int | str | None = None
+    path: str | os.PathLike[str], chunks: Mapping[str, int | str | None] | int | str | None = None
 ) -> xr.Dataset:
     """Open a compact Dataset written by :func:`save_compact` (lazily with ``chunks``).
 
     With ``chunks=None`` everything is read into memory and the file closed.
+    Otherwise the Dataset is dask-backed with these chunks: ``"auto"``, a
+    positive int, ``-1`` (whole dims), or a dict mapping dims to one of these
+    (a dim left out, or given ``None`` or ``0``, is one chunk). The file is
+    checked as by :func:`cvstats.open_cube` before it is opened (it must be a
+    regular file or a directory; a zarr store without a pickle codec).
+
+    Raises
+    ------
+    cvstats.StorageError
+        If `path` cannot be opened, or holds no compact cube written by
+        :func:`save_compact`.
+    cvstats.ArgumentError
+        If `chunks` has an invalid value or names a dim the Dataset lacks.
+    cvstats.CvstatsTypeError
+        If `chunks` has an invalid type.
     """
     from cvstats import io
     from cvstats.cube import validate
 
     source = Path(path)
     suffix = io._suffix(source)
-    if not os.path.lexists(source):
-        raise StorageError(f"`path` {str(source)!r} does not exist.")
-    if suffix == ".zarr":
-        io._refuse_pickle_codecs(source)
+    if chunks is not None:
+        io._check_chunks(chunks)
+    io._check_source(source, suffix)
     try:
         ds = xr.open_dataset(source, cache=False, **io._OPEN_KWARGS[suffix])
     except Exception as e:
@@ -498,7 +526,11 @@ def open_compact(
         ds = ds.load()
         close()
     else:  # lazily: dask over the backend arrays, nothing read yet
-        ds = ds.chunk(chunks)
+        try:
+            ds = io._chunk_dataset(ds, chunks, source)
+        except BaseException:
+            close()
+            raise
     ds = ds.assign_coords(small)
     if chunks is not None:
         ds.set_close(close)

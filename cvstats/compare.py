@@ -355,7 +355,20 @@ def _method_names(
                 f"{sorted(set(np.asarray(cube['block'].values).tolist()))})."
             )
         return names
+    if isinstance(methods, str):
+        raise CvstatsTypeError(
+            f"`methods` must be a sequence of method names, got the str {methods!r}; write "
+            f"methods=[{methods!r}]."
+        )
     names = list(methods)
+    if not names:
+        raise ArgumentError(
+            "`methods` is empty; name at least one method, or leave it out (None) for every "
+            f"method the design supports; choose from {list(METHODS)}."
+        )
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ArgumentError(f"`methods` names {repeated} more than once; name each method once.")
     unknown = [n for n in names if n not in METHODS]
     if unknown:
         raise ArgumentError(f"unknown method(s) {unknown}; choose from {list(METHODS)}.")

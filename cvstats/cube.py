@@ -91,20 +91,91 @@ def _where(cube: xr.DataArray, mask: np.ndarray, dims: Sequence[Hashable]) -> st
     return ", ".join(parts)
 
 
-def _check_structure(cube: Any) -> None:
-    if not isinstance(cube, xr.DataArray):
-        raise CubeError(
-            f"a cube must be an xarray.DataArray, got {type(cube).__name__}. {_FIX_BUILD}"
-        )
+def _check_name(cube: xr.DataArray) -> None:
+    """Check the name: the loss name formulas use, a non-empty str unlike any coordinate."""
     if cube.name is None or not isinstance(cube.name, str):
         raise CubeError(
             "the cube has no name; name it after its loss, e.g. cube.rename('zero_one')."
+        )
+    if not cube.name.strip():
+        raise CubeError(
+            f"the cube's name is {cube.name!r}, but the name is the loss name that formulas "
+            "use on their left side ('loss ~ model'); name it after its loss, e.g. "
+            "cube.rename('loss')."
         )
     if cube.name in cube.coords or cube.name in cube.dims:
         raise CubeError(
             f"the cube is named {cube.name!r} like one of its coordinates; rename it after its "
             "loss, e.g. cube.rename('loss')."
         )
+
+
+def _check_sizes(cube: xr.DataArray) -> None:
+    """Check that every dim holds at least one element (split, example, model, extra)."""
+    empty = [str(d) for d in cube.dims if cube.sizes[d] == 0]
+    if empty:
+        raise CubeError(
+            f"the cube's dim {empty[0]!r} has length 0 (sizes {dict(cube.sizes)}); every dim "
+            "needs at least one element: at least one split, example and model, and one "
+            "element of every extra dim. Check the selection or the data that built the cube "
+            "(e.g. a .sel(...) whose labels match nothing), or drop an empty extra dim."
+        )
+
+
+def _dtype_problem(dtype: np.dtype, subject: str, obj: str) -> str | None:
+    """Why losses of ``dtype`` cannot be used, with the fix; None if they can (or are ints).
+
+    ``subject`` starts the message (``"losses"``, ``"`losses`"``); ``obj`` is the
+    expression to convert in the advice (``"cube"``, ``"losses"``). Integer and
+    non-numeric dtypes are left to the callers (each converts or refuses them).
+    """
+    not_real = {
+        "m": (
+            "durations",
+            f"convert them to a number of units, e.g. {obj} / np.timedelta64(1, 's')",
+        ),
+        "M": ("timestamps", "compute a number per test example (e.g. a duration in seconds)"),
+        "c": ("complex numbers", f"keep a real loss, e.g. {obj}.real or abs({obj})"),
+    }
+    if dtype.kind in not_real:
+        what, fix = not_real[dtype.kind]
+        return f"{subject} must be real numbers, got dtype {dtype} ({what}); {fix}."
+    if dtype == np.float16:
+        return (
+            f"{subject} of dtype float16 are not supported: float16 holds integers exactly only "
+            "up to 2048 and overflows above 65504, so the sums over the test examples behind "
+            f"every split mean lose precision or overflow; convert with {obj}.astype('float32') "
+            "(lossless)."
+        )
+    if dtype.kind == "f" and dtype.itemsize > 8:
+        return (
+            f"{subject} of dtype {dtype} are not supported: cvstats computes in float64; "
+            f"convert with {obj}.astype('float64')."
+        )
+    return None
+
+
+def _check_dtype(dtype: np.dtype) -> None:
+    """Check that losses are float32 or float64 (NaN marks non-test examples)."""
+    problem = _dtype_problem(dtype, "losses", "cube")
+    if problem is not None:
+        raise CubeError(problem)
+    if not np.issubdtype(dtype, np.floating):
+        kind = "numeric" if np.issubdtype(dtype, np.number) else "non-numeric"
+        raise CubeError(
+            f"losses must be floating point (NaN marks non-test examples), got {kind} dtype "
+            f"{dtype}; convert with cube.astype(float)"
+            + ("" if kind == "numeric" else " after mapping the values to numbers")
+            + "."
+        )
+
+
+def _check_structure(cube: Any) -> None:
+    if not isinstance(cube, xr.DataArray):
+        raise CubeError(
+            f"a cube must be an xarray.DataArray, got {type(cube).__name__}. {_FIX_BUILD}"
+        )
+    _check_name(cube)
     core = (SPLIT, EXAMPLE, CONTRAST) if CONTRAST in cube.dims else CORE_DIMS
     missing = [d for d in core if d not in cube.dims]
     if missing:
@@ -119,14 +190,8 @@ def _check_structure(cube: Any) -> None:
             f"the cube's dims are {list(cube.dims)} but must end with {list(core)}; "
             f"fix with cube.transpose(*{order})."
         )
-    if not np.issubdtype(cube.dtype, np.floating):
-        kind = "numeric" if np.issubdtype(cube.dtype, np.number) else "non-numeric"
-        raise CubeError(
-            f"losses must be floating point (NaN marks non-test examples), got {kind} dtype "
-            f"{cube.dtype}; convert with cube.astype(float)"
-            + ("" if kind == "numeric" else " after mapping the values to numbers")
-            + "."
-        )
+    _check_sizes(cube)
+    _check_dtype(cube.dtype)
     for dim in core:
         if dim not in cube.coords:
             raise CubeError(
@@ -452,11 +517,13 @@ def _check_nested(cube: xr.DataArray, mt: np.ndarray, nt: np.ndarray) -> None:
 def validate(cube: xr.DataArray) -> None:
     """Check that ``cube`` follows the loss-cube schema (``docs/cube-schema.md``).
 
-    Checks dims and their order, dtype, unique labels, the split coordinates
-    and their per-block rules, the attrs, finiteness, the NaN pattern (the
-    same for every model; disjoint from ``in_train`` when present), test sizes
-    per block (the same ``n2`` in every split of a block and every element of
-    the extra dims), k-fold partitions and disjoint halves. A dask-backed
+    Checks the name (a non-empty str: the loss name formulas use), dims and
+    their order (none of length 0), dtype (float32 or float64), unique
+    labels, the split coordinates and their per-block rules, the attrs,
+    finiteness, the NaN pattern (the same for every model; disjoint from
+    ``in_train`` when present), test sizes per block (the same ``n2`` in
+    every split of a block and every element of the extra dims), k-fold
+    partitions and disjoint halves. A dask-backed
     cube is reduced in a single pass. A compact cube (dim ``slot``) is checked
     by :func:`cvstats.compact.validate_compact`.
 
@@ -571,6 +638,9 @@ def from_arrays(
         Losses of shape ``(*extra, split, example, model)``. Values off the test
         mask are set to NaN (so dense arrays of losses on every example are
         accepted); every test example must have a finite loss. numpy or dask.
+        float32 and float64 losses are kept as they are; integers and float16
+        are converted to float64 (exactly). Complex, duration, timestamp,
+        extended-precision and non-numeric losses are refused.
     test_mask : array-like of bool, optional
         Test membership, shape ``(split, example)`` or ``(*extra, split, example)``.
         Default: the design's ``test`` mask when ``design`` is given, otherwise
@@ -592,7 +662,7 @@ def from_arrays(
     extra_coords : mapping, optional
         Coordinates for the extra dims.
     name : str, default "loss"
-        Name of the loss (the cube's name).
+        Name of the loss (the cube's name, which formulas use): not empty.
     n_train : int or array-like, optional
         Training-set size per split (or one for all), when there is no design.
     splits : DataFrame or mapping, optional
@@ -632,9 +702,15 @@ def from_arrays(
             f"`losses` has {data.ndim} dims but {len(dims)} are expected {dims}; name leading "
             "dims with `extra_dims`."
         )
-    if not np.issubdtype(data.dtype, np.number) or np.issubdtype(data.dtype, np.complexfloating):
+    # float16 is promoted to float64 below (exactly); every other problem is an error
+    problem = (
+        None if data.dtype == np.float16 else _dtype_problem(data.dtype, "`losses`", "losses")
+    )
+    if problem is not None:
+        raise CubeError(problem)
+    if not np.issubdtype(data.dtype, np.number):
         raise CubeError(f"`losses` must be real numbers, got dtype {data.dtype}.")
-    if not np.issubdtype(data.dtype, np.floating):
+    if data.dtype not in (np.float32, np.float64):  # ints, float16: exact in float64
         data = data.astype(np.float64)
     S, n_ex, n_models = data.shape[-3:]
 
@@ -717,6 +793,49 @@ def from_arrays(
     return cube
 
 
+def _row(df: pd.DataFrame, i: int) -> str:
+    """Name row ``i`` (a position) of ``df``: by its index label when labels are unique."""
+    if df.index.is_unique:
+        return f"row {_py(df.index[i])!r}"
+    return f"the row at position {i}"
+
+
+def _check_frame_keys(df: pd.DataFrame, keys: Sequence[str]) -> None:
+    """Every key column of a long table has a label on every row (no NaN, None or NaT)."""
+    for col in keys:
+        missing = df[col].isna().to_numpy()
+        if missing.any():
+            first = int(np.argmax(missing))
+            raise CubeError(
+                f"column {col!r} has {int(missing.sum())} row(s) without a label (NaN or None; "
+                f"first at {_row(df, first)}); each row's loss goes to the cell its "
+                f"labels name, so every row needs one. Drop those rows with "
+                f"df.dropna(subset=[{col!r}]) or fill in their labels."
+            )
+
+
+def _check_labels_map_back(column: pd.Series, codes: np.ndarray, uniques: pd.Index) -> None:
+    """Labels that compare equal but differ in type (``True`` and ``1``) are one key: refuse.
+
+    ``codes, uniques`` are ``pandas.factorize(column)``; only object columns can mix types.
+    """
+    if (codes < 0).any():  # no missing label reaches here (_check_frame_keys)
+        raise CubeError(f"column {column.name!r} has rows without a label.")
+    if column.dtype != object:
+        return
+    spelled = pd.DataFrame({"code": codes, "text": column.astype(str).to_numpy()})
+    spelled = spelled.drop_duplicates()
+    if len(spelled) > len(uniques):
+        code = spelled["code"][spelled["code"].duplicated()].iloc[0]
+        rows = spelled.index[spelled["code"] == code][:3]
+        labels = [_py(column.iloc[i]) for i in rows]
+        raise CubeError(
+            f"column {column.name!r} holds the labels {labels}, which compare equal but differ "
+            f"in type: they would be merged into one {column.name}. Give the labels one type, "
+            f"e.g. df[{column.name!r}] = df[{column.name!r}].astype(str)."
+        )
+
+
 def from_frame(
     df: pd.DataFrame,
     *,
@@ -739,7 +858,10 @@ def from_frame(
         ``fold``, ``n_train``) must be constant within a split.
     split, example, model, loss : str
         Column names of the split label (int), example label, model name and
-        loss value.
+        loss value. Every row needs all its labels (no NaN or None), one row
+        per key, and labels of one type per column (``True`` and ``1`` compare
+        equal); the losses are read as float64 (exact for ints, bools, float16
+        and float32).
     extra_dims : sequence of str, default ()
         Columns to turn into leading dims (e.g. ``["dataset"]``).
     n_train : int, optional
@@ -748,13 +870,19 @@ def from_frame(
         Attrs (``design``, ``n``, ``seed``); default ``design="user"``, ``n`` = the
         number of distinct examples, ``seed=-1``.
     name : str, optional
-        Name of the cube; default the ``loss`` column's name.
+        Name of the cube (not empty); default the ``loss`` column's name.
 
     Returns
     -------
     xarray.DataArray
         A cube that passes :func:`validate`; splits, examples and models keep
         their order of first appearance; NaN where a (split, example) has no row.
+
+    Raises
+    ------
+    CubeError
+        For a missing label, a repeated key, labels that merge or collide, a
+        loss that is not a finite real number, or any schema violation.
 
     Examples
     --------
@@ -768,27 +896,61 @@ def from_frame(
     if not isinstance(df, pd.DataFrame):
         raise CubeError(f"`df` must be a pandas DataFrame, got {type(df).__name__}.")
     keys = [*extra_dims, split, example, model]
+    if len(set(keys)) != len(keys):
+        raise CubeError(
+            f"`split`, `example`, `model` and `extra_dims` must name different columns, got "
+            f"{keys}."
+        )
     missing = [c for c in [*keys, loss] if c not in df.columns]
     if missing:
         raise CubeError(
             f"`df` lacks the column(s) {missing}; it has {list(df.columns)}. Name the columns "
             "with the split=, example=, model=, loss= arguments."
         )
-    dup = df.duplicated(keys)
-    if dup.any():
-        row = df.loc[dup.idxmax(), keys].to_dict()
-        raise CubeError(f"`df` has more than one loss for {row}; keep one row per key.")
-    if not pd.api.types.is_numeric_dtype(df[loss]):
-        raise CubeError(f"column {loss!r} must hold numbers, got dtype {df[loss].dtype}.")
+    if len(df) == 0:
+        raise CubeError("`df` has no rows; it needs one row per (split, example, model) loss.")
+    _check_frame_keys(df, keys)
+    loss_dtype = df[loss].dtype
+    # numbers are read as float64: exact for ints, bools, float16 and float32
+    problem = (
+        _dtype_problem(loss_dtype, f"column {loss!r}", f"df[{loss!r}]")
+        if isinstance(loss_dtype, np.dtype) and loss_dtype != np.float16
+        else None
+    )
+    if problem is not None:
+        raise CubeError(problem)
+    if not pd.api.types.is_numeric_dtype(loss_dtype):
+        raise CubeError(f"column {loss!r} must hold numbers, got dtype {loss_dtype}.")
     codes, uniques = [], []
     for col in keys:
         c, u = pd.factorize(df[col], sort=False)
+        _check_labels_map_back(df[col], c, u)
         codes.append(c)
         uniques.append(u)
+    names = pd.Index([str(m) for m in uniques[-1]])
+    if names.has_duplicates:
+        name_ = names[names.duplicated()][0]
+        clash = [_py(m) for m in uniques[-1] if str(m) == name_]
+        raise CubeError(
+            f"column {model!r} holds the distinct labels {clash}, which all become the model "
+            f"name {name_!r}; give every model a distinct name."
+        )
     shape = tuple(len(u) for u in uniques)
+    cell = pd.Index(np.ravel_multi_index(codes, shape))  # one cell per row
+    dup = cell.duplicated()
+    if dup.any():
+        second = int(np.argmax(dup))
+        first = int(np.argmax(cell == cell[second]))
+        row = {k: _py(v) for k, v in df.iloc[first][keys].items()}
+        raise CubeError(
+            f"`df` has more than one loss for {row} ({int(dup.sum())} repeated row(s); "
+            f"{_row(df, first)} and {_row(df, second)} share that key); keep one "
+            f"row per key, e.g. df.drop_duplicates(subset={keys}), or average the repeats first."
+        )
+    losses = df[loss].to_numpy(dtype=float, na_value=np.nan)
     values = np.full(shape, np.nan)
-    values[tuple(codes)] = df[loss].to_numpy(dtype=float)
-    if not np.isfinite(df[loss].to_numpy(dtype=float)).all():
+    values[tuple(codes)] = losses
+    if not np.isfinite(losses).all():
         raise CubeError(
             f"column {loss!r} has NaN or infinite losses; every row is a test loss and must "
             "be finite (drop rows of examples that were not tested)."
@@ -833,7 +995,7 @@ def from_frame(
         values,
         dims=(*extra_dims, *CORE_DIMS),
         coords=coords,
-        name=name or loss,
+        name=loss if name is None else name,
         attrs=base_attrs,
     )
     validate(cube)

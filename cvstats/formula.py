@@ -42,22 +42,62 @@ and ``(μ_c − (μ_a + μ_b) / 2) / 3`` above. A reference level is picked with
 
 The pairwise differences are not a coding (``K`` models have ``K(K−1)/2``
 differences but only ``K − 1`` independent ones): use :func:`pairwise`.
+
+Formulas are data, not code
+---------------------------
+formulaic evaluates the Python inside a formula (``C(...)`` and its
+arguments are Python expressions), and even its parser evaluates the function
+part of calls on the left-hand side. A formula may come from a file or a
+command line (``cvstats table cube.nc --formula ...``), so cvstats checks it
+*before* formulaic parses or evaluates anything: formulaic's tokenizer (string
+processing only) splits the formula, and every name and Python expression is
+checked against a whitelist with the :mod:`ast` module:
+
+* the left-hand side is a single name (an identifier, or any name between
+  backticks, such as ``my loss``), never an expression;
+* on the right-hand side, the only name is ``model`` and the only Python
+  expressions are ``model``, ``C(model)``, ``C(model, <coding>)`` and
+  ``C(model, <coding>, levels=[...], spans_intercept=...)``, where
+  ``<coding>`` is ``contr.treatment``, ``contr.sum``, ``contr.helmert``,
+  ``contr.poly``, ``contr.diff``, ``contr.SAS`` or ``contr.custom``, bare or
+  called (``contr.treatment("b")``, ``contr.helmert(scale=True)``), or a
+  literal coding matrix; every argument is a literal (a str, a number, ``True``,
+  ``False``, ``None``, or a list or tuple of literals) and every keyword is one
+  the callee accepts;
+* terms are joined by ``+`` and ``-``, with ``0`` or ``1`` for the intercept
+  (formulaic's own grammar); an interaction term such as ``model:C(model)``
+  defines no contrast of a single variable and is refused.
+
+Attribute access (other than ``contr.<coding>``), subscripts, calls to
+anything but ``C`` and ``contr.<coding>``, lambdas, comprehensions, assignment
+expressions, f-strings, unpacking and dunder names are refused with a
+:class:`~cvstats.FormulaError` naming the offending part, and nothing is
+evaluated. Only then is the right-hand side materialized, in a context that
+holds nothing but ``C`` and ``contr`` (plus the one-column data frame of models).
 """
 
 from __future__ import annotations
 
+import ast
+import inspect
+import keyword
 import re
 import warnings
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from itertools import combinations
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 from formulaic import Formula
-from formulaic.errors import DataMismatchWarning, FormulaicError
+from formulaic.errors import DataMismatchWarning
 from formulaic.formula import SimpleFormula
 from formulaic.parser import DefaultFormulaParser
+from formulaic.parser.algos.tokenize import tokenize
+from formulaic.parser.types import Token
+from formulaic.transforms.contrasts import C as _formulaic_C
+from formulaic.transforms.contrasts import ContrastsRegistry
+from formulaic.utils.code import sanitize_variable_names
 
 from cvstats.cube import validate
 from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, FormulaError
@@ -73,50 +113,393 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _ZERO = 1e-12
 _EXAMPLE_FORMULA = "write e.g. 'loss ~ model' or 'loss ~ C(model, contr.sum)'"
 
+#: The names a formula's Python may use besides ``model``: formulaic's coding transform
+#: and its registry of codings (``formulaic.transforms.contrasts.ContrastsRegistry``).
+_CODING = "C"
+_REGISTRY = "contr"
+#: The codings a formula may name, as ``contr.<coding>``; listed here rather than read
+#: from formulaic so that a new attribute of the registry does not widen the whitelist.
+_CODINGS = ("treatment", "sum", "helmert", "poly", "diff", "SAS", "custom")
+#: ``C(data, contrasts=None, *, levels=None, spans_intercept=True)``: arguments are checked
+#: by binding the AST nodes to the signature, which never calls anything.
+_C_SIGNATURE = inspect.signature(_formulaic_C)
+#: The types of the literals formulas may hold (bool is an int).
+_LITERAL_TYPES = (str, int, float, type(None))
+#: Longest piece of a formula quoted in an error message.
+_QUOTE_MAX = 60
+#: The evaluation context: nothing but formulaic's coding transform and registry.
+_CONTEXT = {_CODING: _formulaic_C, _REGISTRY: ContrastsRegistry}
+_GRAMMAR = (
+    "Formulas are data, not code: the right-hand side joins `model`, `C(model)` and "
+    f"`C(model, contr.<coding>)` (<coding> one of {', '.join(_CODINGS)}) with `+` and `-`, "
+    "`0` or `1` for the intercept, and every argument is a literal."
+)
+
+
+def _coding_signature(name: str) -> inspect.Signature:
+    """Return the signature of formulaic's ``contr.<name>`` (a Contrasts class)."""
+    return inspect.signature(getattr(ContrastsRegistry, name))
+
 
 # --------------------------------------------------------------------------
 # parsing
 # --------------------------------------------------------------------------
 
 
-def _parse(formula: str) -> tuple[str, SimpleFormula]:
-    """Parse ``formula`` with formulaic; return the loss name and the right-hand side."""
-    if not isinstance(formula, str):
-        raise CvstatsTypeError(
-            f"`formula` must be a str such as 'loss ~ model', got {type(formula).__name__}."
+class _Refusal(Exception):
+    """Internal: a part of a formula that the whitelist does not allow."""
+
+    def __init__(self, what: str, hint: str = "", *, clause: str = "") -> None:
+        super().__init__(what)
+        self.what = what
+        self.hint = hint
+        #: a whole clause replacing "it uses <what>, which formulas do not allow"
+        self.clause = clause
+
+
+def _quote(node: ast.AST) -> str:
+    """Return the source of ``node``, shortened to fit in a message."""
+    text = ast.unparse(node)
+    return text if len(text) <= _QUOTE_MAX else text[: _QUOTE_MAX - 1] + "…"
+
+
+def _is_dunder(name: str) -> bool:
+    """Tell whether an identifier is a dunder (or name-mangled private) name."""
+    return name.startswith("__")
+
+
+def _describe(node: ast.AST) -> str:
+    """Name the kind of Python expression ``node`` is, with its source."""
+    if isinstance(node, ast.Call):
+        return f"a call to `{_quote(node.func)}`"
+    if isinstance(node, ast.Attribute):
+        return f"attribute access `{_quote(node)}`"
+    if isinstance(node, ast.Subscript):
+        return f"a subscript `{_quote(node)}`"
+    if isinstance(node, ast.Lambda):
+        return f"a lambda `{_quote(node)}`"
+    if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+        return f"a comprehension `{_quote(node)}`"
+    if isinstance(node, ast.NamedExpr):
+        return f"an assignment expression `{_quote(node)}`"
+    if isinstance(node, ast.JoinedStr | ast.FormattedValue):
+        return f"an f-string `{_quote(node)}`"
+    if isinstance(node, ast.Starred):
+        return f"unpacking `{_quote(node)}`"
+    if isinstance(node, ast.Name):
+        return f"the name `{node.id}`"
+    if isinstance(node, ast.Constant):
+        return f"the literal `{_quote(node)}`"
+    return f"the Python expression `{_quote(node)}`"
+
+
+def _dunder_part(tree: ast.AST) -> str | None:
+    """Describe the shortest dunder attribute, name or keyword in ``tree`` (None if none)."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _is_dunder(node.attr):
+            text = _quote(node)
+            found.append((len(text), f"attribute access `{text}`"))
+        elif isinstance(node, ast.Name) and _is_dunder(node.id):
+            found.append((len(node.id), f"the dunder name `{node.id}`"))
+        elif isinstance(node, ast.keyword) and node.arg is not None and _is_dunder(node.arg):
+            found.append((len(node.arg), f"the dunder keyword `{node.arg}`"))
+    return min(found)[1] if found else None
+
+
+def _is_literal(node: ast.AST) -> bool:
+    """Tell whether ``node`` is a literal: str, number, bool, None, or a list/tuple of them."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, _LITERAL_TYPES)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        operand = node.operand
+        return (
+            isinstance(operand, ast.Constant)
+            and isinstance(operand.value, int | float)
+            and not isinstance(operand.value, bool)
         )
+    if isinstance(node, ast.List | ast.Tuple):
+        return all(_is_literal(e) for e in node.elts)
+    return False
+
+
+def _check_literal(node: ast.AST, where: str) -> None:
+    """Refuse ``node`` unless it is a literal (``where`` names the argument)."""
+    if _is_literal(node):
+        return
+    if isinstance(node, ast.List | ast.Tuple):
+        for e in node.elts:
+            _check_literal(e, where)
+    if isinstance(node, ast.Name):
+        raise _Refusal(
+            f"the name `{node.id}` as {where}",
+            "arguments are literals: quote level names, e.g. contr.treatment('b') or "
+            "levels=['b', 'a']",
+        )
+    raise _Refusal(
+        f"{_describe(node)} as {where}",
+        "arguments are literals: a str, a number, True, False, None, or a list or tuple of them",
+    )
+
+
+def _check_call_shape(call: ast.Call, callee: str, signature: inspect.Signature) -> None:
+    """Refuse unpacking, and arguments or keywords ``callee``'s signature does not accept."""
+    for arg in call.args:
+        if isinstance(arg, ast.Starred):
+            raise _Refusal(f"unpacking `{_quote(arg)}` in `{callee}(...)`")
+    for kw in call.keywords:
+        if kw.arg is None:
+            raise _Refusal(f"unpacking `**{_quote(kw.value)}` in `{callee}(...)`")
     try:
-        parsed = Formula(formula, _parser=_PARSER)
-    except FormulaicError as e:
-        raise FormulaError(f"cannot parse the formula {formula!r}: {_ANSI.sub('', str(e))}") from e
-    lhs = getattr(parsed, "lhs", None)
-    rhs = getattr(parsed, "rhs", None)
-    if lhs is None or rhs is None:
-        raise FormulaError(
-            f"the formula {formula!r} has no left-hand side naming the loss; write "
-            "'loss ~ model' (the cube's name on the left, the models on the right)."
+        signature.bind(*call.args, **{kw.arg: kw.value for kw in call.keywords if kw.arg})
+    except TypeError as e:
+        params = ", ".join(signature.parameters)
+        raise _Refusal(
+            callee,
+            clause=f"`{_quote(call)}` passes arguments that `{callee}` does not accept ({e}); "
+            f"`{callee}` takes {params}",
+        ) from None
+
+
+def _check_coding(node: ast.AST) -> None:
+    """Allow ``contr.<coding>``, ``contr.<coding>(<literals>)`` or a literal coding matrix."""
+    func = node.func if isinstance(node, ast.Call) else node
+    if (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == _REGISTRY
+    ):
+        if func.attr not in _CODINGS:
+            raise _Refusal(
+                f"the unknown coding `{_quote(func)}`",
+                f"the codings are {', '.join(f'{_REGISTRY}.{c}' for c in _CODINGS)}",
+            )
+        if isinstance(node, ast.Call):
+            coding = f"{_REGISTRY}.{func.attr}"
+            _check_call_shape(node, coding, _coding_signature(func.attr))
+            for arg in node.args:
+                _check_literal(arg, f"an argument of `{coding}`")
+            for kw in node.keywords:
+                _check_literal(kw.value, f"the argument `{kw.arg}` of `{coding}`")
+        return
+    if isinstance(node, ast.List | ast.Tuple):
+        _check_literal(node, "a coding matrix")
+        return
+    raise _Refusal(
+        f"{_describe(node)} as the coding of `{_CODING}(...)`",
+        f"name a coding such as {_REGISTRY}.sum or {_REGISTRY}.treatment('b')",
+    )
+
+
+def _check_c(call: ast.Call, unknown: list[str]) -> None:
+    """Allow ``C(model[, <coding>][, levels=<literal>][, spans_intercept=<literal>])``."""
+    _check_call_shape(call, _CODING, _C_SIGNATURE)
+    first = call.args[0] if call.args else None
+    if first is None:
+        raise _Refusal(
+            _CODING,
+            clause=f"`{_quote(call)}` does not pass `{MODEL}` as the first argument of "
+            f"`{_CODING}`; write `{_CODING}({MODEL}, ...)`",
         )
-    terms = list(lhs)
-    names = {str(v) for v in lhs.required_variables}
-    factors = list(terms[0].factors) if len(terms) == 1 else []
-    if len(factors) != 1 or names != {factors[0].expr}:
-        raise FormulaError(
-            f"the left-hand side of {formula!r} must be the name of one loss (the cube's "
-            f"name), got {str(lhs)!r}; write e.g. 'loss ~ model'."
-        )
-    others = sorted({str(v) for v in rhs.required_variables} - {MODEL})
-    if "pairwise" in others:
-        raise FormulaError(
+    if isinstance(first, ast.Name) and not _is_dunder(first.id):
+        if first.id != MODEL:
+            unknown.append(first.id)
+    elif isinstance(first, ast.Call) and isinstance(first.func, ast.Name):
+        what = "a nested" if first.func.id == _CODING else "a call to"
+        raise _Refusal(f"{what} `{first.func.id}(...)` inside `{_CODING}(...)`")
+    else:
+        raise _Refusal(f"{_describe(first)} as the variable of `{_CODING}(...)`")
+    for arg in call.args[1:]:
+        _check_coding(arg)
+    for kw in call.keywords:
+        if kw.arg == "contrasts":
+            _check_coding(kw.value)
+        else:
+            _check_literal(kw.value, f"the argument `{kw.arg}` of `{_CODING}`")
+
+
+def _check_python(expr: str, unknown: list[str]) -> None:
+    """Check one Python expression of the right-hand side against the whitelist.
+
+    Names that are not ``model`` (where a variable is expected) are appended to
+    ``unknown``; anything else not allowed raises :class:`_Refusal`. Nothing is
+    evaluated: the expression is only parsed with :func:`ast.parse`.
+    """
+    aliases: dict[str, str] = {}
+    try:
+        # backticked names (`my model`) become identifiers; pure string processing
+        code = sanitize_variable_names(expr, {}, aliases)
+        tree = ast.parse(code, mode="eval")
+    except Exception:  # SyntaxError, or the parser's limits (nesting, null bytes...)
+        raise _Refusal(
+            "", clause=f"`{expr[:_QUOTE_MAX]}` is not a Python expression cvstats can read"
+        ) from None
+    dunder = _dunder_part(tree)
+    if dunder is not None:
+        raise _Refusal(dunder)
+    node = tree.body
+    names: list[str] = []
+    if isinstance(node, ast.Name):
+        if node.id != MODEL:
+            names.append(node.id)
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        if node.func.id == "pairwise":
+            raise _Refusal("pairwise")
+        if node.func.id != _CODING:
+            raise _Refusal(_describe(node))
+        _check_c(node, names)
+    else:
+        raise _Refusal(_describe(node))
+    unknown.extend(aliases.get(name, name) for name in names)
+
+
+def _refused(formula: str, refusal: _Refusal) -> FormulaError:
+    """Turn a refusal into the :class:`FormulaError` that quotes the formula."""
+    if refusal.what == "pairwise":
+        return FormulaError(
             f"{formula!r}: pairwise differences are not a coding of `model` (K models have "
             "K(K-1)/2 differences but only K-1 independent contrasts); use "
             "cvstats.pairwise(cube) instead."
         )
-    if others:
+    hint = f"; {refusal.hint}" if refusal.hint else ""
+    clause = refusal.clause or f"it uses {refusal.what}, which formulas do not allow{hint}"
+    return FormulaError(
+        f"cannot build contrasts from {formula!r}: {clause}. {_GRAMMAR} "
+        f"{_EXAMPLE_FORMULA[0].upper()}{_EXAMPLE_FORMULA[1:]}."
+    )
+
+
+def _unknown_variables(formula: str, unknown: list[str]) -> FormulaError:
+    """Build the error for names other than ``model`` on the right-hand side."""
+    return FormulaError(
+        f"the right-hand side of {formula!r} uses {sorted(set(unknown))}; the only variable "
+        f"is `{MODEL}` (the cube's models), {_EXAMPLE_FORMULA}."
+    )
+
+
+def _no_lhs(formula: str) -> FormulaError:
+    """Build the error for a formula without a left-hand side."""
+    return FormulaError(
+        f"the formula {formula!r} has no left-hand side naming the loss; write "
+        "'loss ~ model' (the cube's name on the left, the models on the right)."
+    )
+
+
+def _lhs_not_a_name(formula: str, lhs: str) -> FormulaError:
+    """Build the error for a left-hand side that is not the name of one loss."""
+    return FormulaError(
+        f"the left-hand side of {formula!r} must be the name of one loss (the cube's "
+        f"name), got {lhs!r}; write e.g. 'loss ~ model'."
+    )
+
+
+def _check_tokens(formula: str) -> str:
+    """Check a formula's tokens against the whitelist before formulaic parses it.
+
+    formulaic's tokenizer only processes the string; its parser, however,
+    evaluates the function part of every call on the left-hand side, and its
+    materializer evaluates the right-hand side. So this runs first, and only
+    :func:`ast.parse` looks at the Python inside the formula.
+
+    Returns
+    -------
+    str
+        The loss named on the left-hand side.
+    """
+    try:
+        tokens = list(tokenize(formula))
+    except Exception as e:  # the tokenizer only processes the string
+        raise FormulaError(f"cannot parse the formula {formula!r}: {_ANSI.sub('', str(e))}") from e
+    split = next(
+        (k for k, t in enumerate(tokens) if t.kind is Token.Kind.OPERATOR and "~" in t.token),
+        None,
+    )
+    if split is None or split == 0:
+        raise _no_lhs(formula)
+    lhs, tilde, rhs = tokens[:split], tokens[split], tokens[split + 1 :]
+    lhs_text = formula[: tilde.source_start].strip() if tilde.source_start else str(lhs)
+    if len(lhs) != 1 or lhs[0].kind is not Token.Kind.NAME:
+        raise _lhs_not_a_name(formula, lhs_text)
+    loss = lhs[0].token
+    backticked = lhs[0].source_start is not None and formula[lhs[0].source_start] == "`"
+    if not (backticked or loss.isidentifier()) or _is_dunder(loss) or not loss.strip():
+        raise _lhs_not_a_name(formula, lhs_text)
+    if not rhs and tilde.token.endswith("~"):
         raise FormulaError(
-            f"the right-hand side of {formula!r} uses {others}; the only variable is "
-            f"`{MODEL}` (the cube's models), {_EXAMPLE_FORMULA}."
+            f"the right-hand side of {formula!r} is empty; name the contrasts after `~`, "
+            f"{_EXAMPLE_FORMULA}."
         )
-    return next(iter(names)), rhs
+    unknown: list[str] = []
+    try:
+        for token in rhs:
+            if token.kind is Token.Kind.PYTHON:
+                _check_python(token.token, unknown)
+            elif token.kind is Token.Kind.NAME and token.token not in (MODEL, "."):
+                backticked = token.source_start is not None and formula[token.source_start] == "`"
+                if keyword.iskeyword(token.token):
+                    raise _Refusal(f"the Python keyword `{token.token}`")
+                if backticked or token.token.isidentifier():
+                    if _is_dunder(token.token):
+                        raise _Refusal(f"the dunder name `{token.token}`")
+                    unknown.append(token.token)
+                else:  # e.g. model.__class__, which formulaic would look up as a name
+                    _check_python(token.token, unknown)
+    except _Refusal as refusal:
+        raise _refused(formula, refusal) from None
+    if unknown:
+        raise _unknown_variables(formula, unknown)
+    return loss
+
+
+def _check_terms(formula: str, lhs: SimpleFormula, rhs: SimpleFormula) -> None:
+    """Check the terms formulaic parsed (a second line of defence after the tokens)."""
+    terms = list(lhs)
+    factors = list(terms[0].factors) if len(terms) == 1 else []
+    if len(factors) != 1 or factors[0].eval_method.value != "lookup":
+        raise _lhs_not_a_name(formula, str(lhs))
+    unknown: list[str] = []
+    try:
+        for term in rhs:
+            if len(term.factors) > 1:
+                raise _Refusal(
+                    f"the interaction `{term}`",
+                    f"an interaction of `{MODEL}` with itself defines no further contrast",
+                )
+            for factor in term.factors:
+                method = factor.eval_method.value
+                if method == "lookup" and factor.expr != MODEL:
+                    unknown.append(factor.expr)
+                elif method == "python":
+                    _check_python(factor.expr, unknown)
+                elif method not in ("lookup", "literal"):
+                    raise _Refusal(f"the factor `{factor.expr}` ({method})")
+    except _Refusal as refusal:
+        raise _refused(formula, refusal) from None
+    if unknown:
+        raise _unknown_variables(formula, unknown)
+
+
+def _parse(formula: str) -> tuple[str, SimpleFormula]:
+    """Check ``formula`` against the whitelist, then parse it with formulaic.
+
+    Returns the loss name and the right-hand side. See the module docstring
+    (*Formulas are data, not code*) for what a formula may contain.
+    """
+    if not isinstance(formula, str):
+        raise CvstatsTypeError(
+            f"`formula` must be a str such as 'loss ~ model', got {type(formula).__name__}."
+        )
+    loss = _check_tokens(formula)
+    try:
+        parsed = Formula(formula, _parser=_PARSER)
+    except Exception as e:  # safe now: the whitelist ran; any failure is the formula's
+        raise FormulaError(f"cannot parse the formula {formula!r}: {_ANSI.sub('', str(e))}") from e
+    lhs = getattr(parsed, "lhs", None)
+    rhs = getattr(parsed, "rhs", None)
+    if lhs is None or rhs is None:
+        raise _no_lhs(formula)
+    _check_terms(formula, lhs, rhs)
+    return loss, rhs
 
 
 def parse_formula(formula: str) -> tuple[str, str]:
@@ -143,8 +526,12 @@ def parse_formula(formula: str) -> tuple[str, str]:
     FormulaError
         If formulaic cannot parse the formula (its message, with the faulty
         token between ``⧛ ⧚``, is kept), if there is no left-hand side or it is
-        not a single name, or if the right-hand side uses a variable other than
-        ``model``.
+        not a single name, if the right-hand side is empty or uses a variable
+        other than ``model``, or if the formula holds anything outside the
+        whitelist of the module docstring (attribute access, subscripts, calls
+        other than ``C`` and ``contr.<coding>``, non-literal arguments, dunder
+        names...): the message quotes the formula and names the offending part,
+        and nothing in the formula is evaluated.
 
     Examples
     --------
@@ -157,7 +544,11 @@ def parse_formula(formula: str) -> tuple[str, str]:
     Traceback (most recent call last):
     ...
     cvstats.errors.FormulaError: cannot parse the formula 'loss ~ model +': Operator `+` ...
-    """
+    >>> parse_formula("loss ~ model.__class__")
+    Traceback (most recent call last):
+    ...
+    cvstats.errors.FormulaError: cannot build contrasts from 'loss ~ model.__class__': it uses attribute access `model.__class__`, which formulas do not allow. ...
+    """  # noqa: E501
     lhs, rhs = _parse(formula)
     return lhs, str(rhs)
 
@@ -242,8 +633,8 @@ def _model_matrix(rhs: SimpleFormula, formula: str, models: Sequence[str]) -> pd
             # A level list that leaves out a model makes formulaic warn and code it as
             # missing: that is an error here, not a warning.
             warnings.simplefilter("error", DataMismatchWarning)
-            matrix = rhs.get_model_matrix(frame, context={}, na_action="raise")
-    except Exception as e:  # formulaic evaluates Python: any failure is the formula's
+            matrix = rhs.get_model_matrix(frame, context=_CONTEXT, na_action="raise")
+    except Exception as e:  # the whitelist ran; any failure is the formula's
         message = _ANSI.sub("", str(e))
         raise FormulaError(
             f"cannot build contrasts from {formula!r}: {type(e).__name__}: "
@@ -413,6 +804,23 @@ def contrasts(formula: str, data: xr.DataArray | xr.Dataset) -> xr.DataArray:
     return _apply(cube, weights, formula)
 
 
+def _pairwise_iv(models: object) -> None:
+    """Check that ``models`` of :func:`pairwise` is a sequence of names, not one str."""
+    if models is None:
+        return
+    if isinstance(models, str | bytes):
+        example = list(models) if isinstance(models, str) else ["a", "b"]
+        raise CvstatsTypeError(
+            f"`models` must be a sequence of model names, got the {type(models).__name__} "
+            f"{models!r}; write models={example}."
+        )
+    if not isinstance(models, Iterable):
+        raise CvstatsTypeError(
+            f"`models` must be a sequence of model names, got {type(models).__name__} "
+            f"{models!r}; write e.g. models=['a', 'b']."
+        )
+
+
 def pairwise(
     data: xr.DataArray | xr.Dataset,
     *,
@@ -453,6 +861,9 @@ def pairwise(
         If ``loss`` is not the cube's name or not a variable of the Dataset.
     ArgumentError
         If ``models`` names an unknown model, repeats one or holds fewer than two.
+    CvstatsTypeError
+        If ``models`` is a single str (``"ab"`` is not the models ``a`` and ``b``)
+        or not a sequence.
 
     Examples
     --------
@@ -476,6 +887,7 @@ def pairwise(
             loss = str(next(iter(data.data_vars)))
         elif isinstance(data, xr.DataArray):
             loss = str(data.name)
+    _pairwise_iv(models)
     cube = _select(data, str(loss), "`loss`")
     validate(cube)
     names = _model_names(cube)

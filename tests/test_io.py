@@ -518,19 +518,29 @@ def test_open_validates(tmp_path, suffix):
 def test_writer_failing_halfway_keeps_previous_file(tmp_path, monkeypatch, suffix):
     old = make_cube(seed=1)
     path = save(old, tmp_path / f"cube{suffix}")
-    method = "to_netcdf" if suffix == ".nc" else "to_zarr"
+    if suffix == ".nc":
+        # HDF5 writes through cvstats.io._ShieldedFile: the disk fills up after 2 kB.
+        real_write = cvstats.io._ShieldedFile._write_raw
+        budget = [2048]
 
-    def failing_writer(self, target, *args, **kwargs):
-        # Leave a partial output behind, then fail, as a full disk would.
-        target = Path(target)
-        if suffix == ".nc":
-            target.write_bytes(b"\x89HDF\r\n\x1a\n partial")
-        else:
-            (target / "loss").mkdir(parents=True)
-            (target / "zarr.json").write_text("{")
-        raise OSError(28, "No space left on device")
+        def failing_write(self, view, offset):
+            if len(view) > budget[0]:
+                real_write(self, view[: budget[0]], offset)  # a partial write, then ENOSPC
+                budget[0] = 0
+                raise OSError(28, "No space left on device")
+            budget[0] -= len(view)
+            real_write(self, view, offset)
 
-    monkeypatch.setattr(xr.Dataset, method, failing_writer)
+        monkeypatch.setattr(cvstats.io._ShieldedFile, "_write_raw", failing_write)
+    else:
+
+        def failing_writer(self, target, *args, **kwargs):
+            # Leave a partial output behind, then fail, as a full disk would.
+            (Path(target) / "loss").mkdir(parents=True)
+            (Path(target) / "zarr.json").write_text("{")
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(xr.Dataset, "to_zarr", failing_writer)
     with pytest.raises(
         StorageError, match="No space left.*previous file at that path is unchanged"
     ):

@@ -7,7 +7,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cvstats.kernels._validation import as_float_array, warn_if_zero
+from cvstats.kernels._validation import as_float_array, check_float_range, warn_if_zero
 
 __all__ = ["StatArrays", "FArrays", "statistic_from_variance"]
 
@@ -61,16 +61,30 @@ def statistic_from_variance(
     method: str,
     what: str,
     why: str,
+    values: ArrayLike | None = None,
+    of: str = "values",
+    centred: bool = True,
 ) -> StatArrays:
-    """Form ``(μ̂ - μ0) / sqrt(σ̂²)`` (theory.md §4, the common form of every test).
+    """Form ``(μ̂ - μ0) / sqrt(σ̂²)`` (docs/theory.md §4, the common form of every test).
 
     Warns with :class:`~cvstats.errors.ZeroVarianceWarning` (message built
     from `method`, `what`, `why`) where ``σ̂² = 0``; the statistic there is
     ``±inf``, or ``nan`` where ``μ̂ = μ0``. No RuntimeWarning leaks.
+
+    With `values` (the numbers ``(..., K)`` whose squares, or squared
+    deviations when `centred`, make up ``σ̂²``; `of` names them), a variance
+    or estimate that overflowed float64, or a variance that underflowed while
+    the values differ, raises a :class:`~cvstats.errors.CubeError` first
+    (:func:`~cvstats.kernels._validation.check_float_range`), so that neither
+    a wrong statistic nor a misleading zero-variance warning comes out.
     """
     estimate = as_float_array(estimate, "estimate", min_ndim=0)
     variance = as_float_array(variance, "variance", min_ndim=0)
     mu0 = as_float_array(mu0, "mu0", min_ndim=0)
+    if values is not None:
+        check_float_range(
+            values, variance, method=method, what=what, of=of, centred=centred, estimate=estimate
+        )
     warn_if_zero(variance, method, what, why)
     with np.errstate(divide="ignore", invalid="ignore"):
         stderr = np.sqrt(variance)

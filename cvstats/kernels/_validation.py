@@ -25,8 +25,15 @@ __all__ = [
     "check_core_length",
     "positive_array",
     "check_no_empty_split",
+    "check_float_range",
+    "difference",
     "warn_if_zero",
 ]
+
+#: Smallest normal float64: below it a number keeps fewer significant bits (subnormal).
+TINY: float = float(np.finfo(np.float64).tiny)
+#: Largest power of ten a rescaling message suggests (``1e300`` is a float64).
+_MAX_EXPONENT = 300
 
 ALTERNATIVES: tuple[str, ...] = ("two-sided", "less", "greater")
 
@@ -160,6 +167,128 @@ def check_no_empty_split(count: NDArray[np.int64], name: str) -> None:
             f"`{name}`: {int(empty.sum())} of {empty.size} split(s) have no test example "
             "(every loss on the last axis is NaN); NaN must mark only examples that are "
             "not in the split's test set."
+        )
+
+
+def _rescale_hint(values: np.ndarray, flagged: np.ndarray, too_large: bool) -> tuple[str, str]:
+    """Describe the largest finite ``|value|`` of the flagged elements and a power of ten.
+
+    Returns the largest value, formatted, and the advice: divide (too large) or
+    multiply (too small) the losses by a power of ten that brings them near 1.
+    """
+    batch = values.shape[:-1]
+    if flagged.shape == batch:
+        values = values[flagged]
+    verb = "divide" if too_large else "multiply"
+    finite = np.abs(values[np.isfinite(values) & (values != 0)])
+    if np.isinf(values).any() or finite.size == 0:  # the magnitude is unknown
+        return (
+            "inf" if too_large else "0"
+        ), f"{verb} them by a power of ten that brings them near 1"
+    peak = float(finite.max())
+    exponent = min(abs(int(np.floor(np.log10(peak)))), _MAX_EXPONENT)
+    if exponent == 0:
+        return f"{peak:.3g}", f"{verb} them by a power of ten that brings them near 1"
+    return f"{peak:.3g}", f"{verb} them by 1e{exponent}"
+
+
+def difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Return ``a - b``, infinite (not NaN) where ``a`` or ``b`` is, so overflows show.
+
+    ``inf - inf`` is NaN, which :func:`check_float_range` would take for a
+    missing value; the means behind ``a`` and ``b`` overflowed, so the
+    difference is reported as infinite instead. No RuntimeWarning.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(np.isinf(a) | np.isinf(b), np.inf, a - b)
+
+
+def check_float_range(
+    values: ArrayLike,
+    result: ArrayLike,
+    *,
+    method: str,
+    what: str,
+    of: str,
+    centred: bool = True,
+    estimate: ArrayLike | None = None,
+) -> None:
+    """Raise a :class:`~cvstats.errors.CubeError` where a sum of squares left float64's range.
+
+    Every variance of a test is a sum of squares. Squares of numbers above
+    about ``1e154`` overflow float64 (an infinite variance: statistic 0,
+    p-value 1) and squares of numbers below about ``1e-154`` underflow (a
+    zero or subnormal variance: an infinite or imprecise statistic, p-value
+    0). Both are caught here, on the small arrays a test reduces, and turned
+    into an error that says how to rescale the losses (every test statistic
+    is unchanged when the losses and ``mu0`` are multiplied by one constant).
+
+    Parameters
+    ----------
+    values : array_like, shape (..., K)
+        The numbers whose squares (or squared deviations from their mean)
+        were summed; NaN entries (examples off the test set) are ignored.
+    result : array_like, shape (...)
+        The variance (or sum of squares) computed from them.
+    method : str
+        Name of the method, for the message.
+    what : str
+        Which variance, e.g. ``"the sample variance of the J = 5 split means"``.
+    of : str
+        What the values are (plural), e.g. ``"split means"``.
+    centred : bool, default True
+        ``result`` measures deviations from the mean (legitimately zero when
+        all values are equal); False: squares of the values themselves
+        (legitimately zero when all are zero).
+    estimate : array_like, optional
+        The point estimate (a mean): infinite when the sum behind it overflowed.
+
+    Raises
+    ------
+    CubeError
+        Where ``result`` or ``estimate`` overflowed (or ``values`` are
+        infinite), or where ``result`` is below the smallest normal float64
+        while the values are not all equal (all zero when not ``centred``).
+    """
+    arr = np.asarray(values, dtype=np.float64)
+    res = np.asarray(result, dtype=np.float64)
+    over = np.isinf(res) | np.isinf(arr).any(axis=-1)
+    if estimate is not None:
+        over = over | np.isinf(np.asarray(estimate, dtype=np.float64))
+    if np.any(over):
+        largest, hint = _rescale_hint(arr, over, too_large=True)
+        detail = (
+            f"the {of} themselves overflow"
+            if np.isinf(arr).any() or largest == "inf"
+            else f"{what} overflows (largest |value| of the {of}: {largest})"
+        )
+        raise CubeError(
+            f"{method}: the losses are too large for float64: {detail} in {int(over.sum())} "
+            f"of {over.size} batch element(s); rescale the losses ({hint}, and mu0 with them): "
+            "every test statistic is unchanged by rescaling."
+        )
+    tested = ~np.isnan(arr)
+    if centred:
+        first = np.take_along_axis(arr, np.argmax(tested, axis=-1)[..., None], axis=-1)
+        degenerate = np.all(~tested | (arr == first), axis=-1)
+    else:
+        degenerate = np.all(~tested | (arr == 0), axis=-1)
+    under = (res < TINY) & ~degenerate
+    if np.any(under):
+        largest, hint = _rescale_hint(arr, under, too_large=False)
+        lost = (
+            "; numbers that small have already lost precision, so recompute the losses in "
+            "a larger unit if you can"
+            if largest != "0" and float(largest) < TINY
+            else ""
+        )
+        differ = "equal" if centred else "zero"
+        raise CubeError(
+            f"{method}: the losses are too small for float64: the squares behind {what} "
+            f"underflow (largest |value| of the {of}: {largest}) in {int(under.sum())} of "
+            f"{under.size} batch element(s), although the {of} are not all {differ}; rescale "
+            f"the losses ({hint}, and mu0 with them): every test statistic is unchanged by "
+            f"rescaling{lost}."
         )
 
 

@@ -59,6 +59,8 @@ def validate_rope(rope: float | tuple[float, float]) -> tuple[float, float]:
             r = float(rope)
         except (TypeError, ValueError) as e:
             raise ArgumentError(f"`rope` must be a number or a pair, got {rope!r}.") from e
+        if not np.isfinite(r):
+            raise ArgumentError(f"`rope` must be a finite half-width >= 0, got {rope!r}.")
         if r < 0:
             raise ArgumentError(f"`rope` must be >= 0 (the half-width), got {rope!r}.")
         low, high = (-r, r) if r > 0 else (0.0, 0.0)

@@ -5,6 +5,12 @@ the mean loss on ``D_m^c`` of the model trained on ``D_m``, and
 ``p[..., m, 1] = μ̃^c_(m)``, the mean loss on ``D_m`` of the model trained on
 ``D_m^c``. Replication ``m = 1`` of the spec is index 0.
 
+Floating-point range: a variance is a sum of squares, so half means beyond
+about ``1e154`` (or below about ``1e-154``) in absolute value overflow (or
+underflow) float64. Every test raises a :class:`~cvstats.errors.CubeError`
+saying how to rescale the losses instead of returning an infinite or zero
+standard error (:func:`~cvstats.kernels._validation.check_float_range`).
+
 Agreement with Dietterich (1998). Dietterich writes, for replication ``m``,
 ``p̄_m = (p_m^(1) + p_m^(2))/2``, ``s_m² = (p_m^(1) - p̄_m)² + (p_m^(2) - p̄_m)²``
 and ``t = p_1^(1) / sqrt((1/5) Σ_m s_m²)``. With ``a = p_m^(1)``,
@@ -28,13 +34,20 @@ from numpy.typing import ArrayLike
 
 from cvstats.errors import DesignError
 from cvstats.kernels._core import FArrays, StatArrays, statistic_from_variance
-from cvstats.kernels._validation import ArgumentError, as_float_array, warn_if_zero
+from cvstats.kernels._validation import (
+    ArgumentError,
+    as_float_array,
+    check_float_range,
+    difference,
+    warn_if_zero,
+)
 from cvstats.kernels.reference import pvalue_f
 
 __all__ = ["FIVE_BY_TWO_VARIANTS", "dietterich_variance", "dietterich_5x2_t", "alpaydin_f"]
 
 #: Variants of the 5x2cv t test (theory.md §4, method 3).
 FIVE_BY_TWO_VARIANTS: tuple[str, ...] = ("dietterich", "t4", "t5")
+_DIFFERENCES = "differences μ̃_(m) - μ̃^c_(m)"
 
 
 def _p_iv(p: ArrayLike, method: str) -> np.ndarray:
@@ -118,18 +131,23 @@ def dietterich_5x2_t(
             f"`variant` must be one of {list(FIVE_BY_TWO_VARIANTS)}, got {variant!r}."
         )
     arr = _p_iv(p, "5x2cv t")
-    if variant == "t4":
-        var = dietterich_variance(arr, drop_first=True)
-        estimate, df = arr[..., 0, 0], 4
-        which = "m = 2..5"
-    elif variant == "t5":
-        var = dietterich_variance(arr) / 2.0
-        estimate, df = (arr[..., 0, 0] + arr[..., 0, 1]) / 2.0, 5
-        which = "m = 1..5"
-    else:
-        var = dietterich_variance(arr)
-        estimate, df = arr[..., 0, 0], 5
-        which = "m = 1..5"
+    # float64 overflow gives inf, turned into an error with advice below
+    with np.errstate(over="ignore", invalid="ignore"):
+        diff = difference(arr[..., 0], arr[..., 1])  # (..., 5): μ̃_(m) - μ̃^c_(m)
+        used = diff
+        if variant == "t4":
+            var = dietterich_variance(arr, drop_first=True)
+            estimate, df = arr[..., 0, 0], 4
+            which = "m = 2..5"
+            used = diff[..., 1:]
+        elif variant == "t5":
+            var = dietterich_variance(arr) / 2.0
+            estimate, df = (arr[..., 0, 0] + arr[..., 0, 1]) / 2.0, 5
+            which = "m = 1..5"
+        else:
+            var = dietterich_variance(arr)
+            estimate, df = arr[..., 0, 0], 5
+            which = "m = 1..5"
     return statistic_from_variance(
         estimate,
         var,
@@ -138,6 +156,9 @@ def dietterich_5x2_t(
         method=f"5x2cv t ({variant})",
         what="the 5x2cv variance σ̂²_Diet",
         why=f"μ̃_(m) equals μ̃^c_(m) for every {which}",
+        values=used,
+        of=_DIFFERENCES,
+        centred=False,
     )
 
 
@@ -169,12 +190,28 @@ def alpaydin_f(p: ArrayLike, *, mu0: ArrayLike = 0.0) -> FArrays:
     """
     arr = _p_iv(p, "Alpaydın's F")
     mu0 = as_float_array(mu0, "mu0", min_ndim=0)
-    centred = arr - mu0[..., None, None]
-    pbar = np.mean(centred, axis=-1, keepdims=True)
-    s2 = np.sum((centred - pbar) ** 2, axis=-1)  # (..., 5)
-    denom = 2.0 * np.sum(s2, axis=-1)
+    # float64 overflow gives inf, turned into an error with advice below
+    with np.errstate(over="ignore", invalid="ignore"):
+        centred = arr - mu0[..., None, None]
+        pbar = np.mean(centred, axis=-1, keepdims=True)
+        s2 = np.sum((centred - pbar) ** 2, axis=-1)  # (..., 5)
+        denom = 2.0 * np.sum(s2, axis=-1)
+        numerator = np.sum(centred**2, axis=(-2, -1))
+        diff = difference(arr[..., 0], arr[..., 1])
     # exact zero when the two halves agree in every replication
     denom = np.where(np.all(arr[..., 0] == arr[..., 1], axis=-1), 0.0, denom)
+    what = "the denominator 2 Σ_m s_m²"
+    check_float_range(
+        diff, denom, method="Alpaydın's F", what=what, of=_DIFFERENCES, centred=False
+    )
+    check_float_range(
+        centred.reshape(*centred.shape[:-2], 10),
+        numerator,
+        method="Alpaydın's F",
+        what="the numerator Σ_m Σ_k (p_m^(k))²",
+        of="half means minus mu0",
+        centred=False,
+    )
     warn_if_zero(
         denom,
         "Alpaydın's F",
@@ -182,7 +219,7 @@ def alpaydin_f(p: ArrayLike, *, mu0: ArrayLike = 0.0) -> FArrays:
         "μ̃_(m) equals μ̃^c_(m) for every m",
     )
     with np.errstate(divide="ignore", invalid="ignore"):
-        f = np.sum(centred**2, axis=(-2, -1)) / denom
+        f = numerator / denom
     shape = f.shape
     dfn = np.full(shape, 10.0)
     dfd = np.full(shape, 5.0)

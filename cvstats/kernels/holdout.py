@@ -2,6 +2,12 @@
 
 Losses of one split: last axis = examples, NaN where an example is not in the
 test set (``docs/cube-schema.md``), vectorized over leading batch dims.
+
+Floating-point range: a variance is a sum of squares, so losses beyond
+about ``1e154`` (or below about ``1e-154``) in absolute value overflow (or
+underflow) float64. The hold-out t raises a :class:`~cvstats.errors.CubeError`
+saying how to rescale the losses instead of returning an infinite or zero
+standard error (:func:`~cvstats.kernels._validation.check_float_range`).
 """
 
 from __future__ import annotations
@@ -87,7 +93,8 @@ def holdout_t(losses: ArrayLike, *, mu0: ArrayLike = 0.0, reference: str = "z") 
     """
     if reference not in _REFERENCES:
         raise ArgumentError(f"`reference` must be one of {list(_REFERENCES)}, got {reference!r}.")
-    count, mean, s2 = nan_moments(losses)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: an error, raised below
+        count, mean, s2 = nan_moments(losses)
     if np.any(count < 2):
         raise DesignError(
             "hold-out t needs at least 2 test examples (non-NaN losses on the last axis of "
@@ -102,6 +109,8 @@ def holdout_t(losses: ArrayLike, *, mu0: ArrayLike = 0.0, reference: str = "z") 
         method="hold-out t",
         what="the sample variance S_L² of the test losses",
         why="all test losses are equal",
+        values=losses,
+        of="test losses",
     )
 
 

@@ -5,6 +5,12 @@ vectorized over any leading batch dims. ``n1``, ``n2`` and ``mu0`` may be
 scalars or arrays broadcastable to the batch shape. Each returns a
 :class:`~cvstats.kernels.StatArrays` ``(estimate, stderr, statistic, df)``;
 p-values and intervals come from :mod:`cvstats.kernels.reference`.
+
+Floating-point range: a variance is a sum of squares, so split means beyond
+about ``1e154`` (or below about ``1e-154``) in absolute value overflow (or
+underflow) float64. Every test raises a :class:`~cvstats.errors.CubeError`
+saying how to rescale the losses instead of returning an infinite or zero
+standard error (:func:`~cvstats.kernels._validation.check_float_range`).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from cvstats.kernels._validation import (
     ArgumentError,
     as_float_array,
     check_core_length,
+    difference,
     positive_array,
 )
 from cvstats.kernels.moments import sample_variance
@@ -42,15 +49,20 @@ def _split_means_iv(mu: ArrayLike, name: str, method: str) -> np.ndarray:
 def _resampled(arr: np.ndarray, factor: ArrayLike, mu0: ArrayLike, method: str) -> StatArrays:
     """``μ̂_J`` and ``factor · S²_{μ̂_j}`` with ``t_{J-1}`` from validated split means."""
     J = arr.shape[-1]
-    s2 = sample_variance(arr, name="mu", what="split means (J)")
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: an error, raised below
+        s2 = sample_variance(arr, name="mu", what="split means (J)")
+        estimate = np.mean(arr, axis=-1)
+        variance = factor * s2
     return statistic_from_variance(
-        np.mean(arr, axis=-1),
-        factor * s2,
+        estimate,
+        variance,
         J - 1,
         mu0,
         method=method,
         what=f"the sample variance of the J = {J} split means",
         why="all J split means are equal",
+        values=arr,
+        of="split means",
     )
 
 
@@ -165,18 +177,22 @@ def _bootstrap(
     main, rep = _bootstrap_iv(mu_main, mu_rep, method)
     J = main.shape[-1]
     R = rep.shape[-2]
-    replicate_means = np.mean(rep, axis=-1)  # μ̌_r, shape (..., R)
-    var = sample_variance(replicate_means, name="mu_rep", what="replicates (R)")
-    if n1 is not None and n2 is not None:
-        var = (1.0 + J * positive_array(n2, "n2") / positive_array(n1, "n1")) * var
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: an error, raised below
+        replicate_means = np.mean(rep, axis=-1)  # μ̌_r, shape (..., R)
+        var = sample_variance(replicate_means, name="mu_rep", what="replicates (R)")
+        if n1 is not None and n2 is not None:
+            var = (1.0 + J * positive_array(n2, "n2") / positive_array(n1, "n1")) * var
+        estimate = np.mean(main, axis=-1)
     return statistic_from_variance(
-        np.mean(main, axis=-1),
+        estimate,
         var,
         R - 1,
         mu0,
         method=method,
         what=f"the sample variance σ̌² of the R = {R} replicate estimates",
         why="all R replicate means μ̌_r are equal",
+        values=replicate_means,
+        of="replicate means μ̌_r",
     )
 
 
@@ -292,17 +308,22 @@ def conservative_z(mu_main: ArrayLike, mu_half: ArrayLike, *, mu0: ArrayLike = 0
         )
     M = half.shape[-3]
     check_core_length(M, "mu_half", "half-splits (M) on axis -3", 1, "conservative Z")
-    side_means = np.mean(half, axis=-1)  # (..., M, 2)
-    diff = side_means[..., 0] - side_means[..., 1]
-    var = np.sum(diff**2, axis=-1) / (2 * M)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: an error, raised below
+        side_means = np.mean(half, axis=-1)  # (..., M, 2)
+        diff = difference(side_means[..., 0], side_means[..., 1])
+        var = np.sum(diff**2, axis=-1) / (2 * M)
+        estimate = np.mean(main, axis=-1)
     return statistic_from_variance(
-        np.mean(main, axis=-1),
+        estimate,
         var,
         np.inf,
         mu0,
         method="conservative Z",
         what=f"σ̂²_cz over the M = {M} half-splits",
         why="μ̂_(m) equals μ̂^c_(m) for every half-split m",
+        values=diff,
+        of="half-split differences μ̂_(m) - μ̂^c_(m)",
+        centred=False,
     )
 
 
@@ -327,15 +348,19 @@ def kfold_t(fold_means: ArrayLike, *, mu0: ArrayLike = 0.0) -> StatArrays:
     arr = as_float_array(fold_means, "fold_means")
     check_core_length(arr.shape[-1], "fold_means", "folds (K)", 2, "k-fold t")
     K = arr.shape[-1]
-    s2 = sample_variance(arr, name="fold_means", what="folds (K)")
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: an error, raised below
+        s2 = sample_variance(arr, name="fold_means", what="folds (K)")
+        estimate = np.mean(arr, axis=-1)
     return statistic_from_variance(
-        np.mean(arr, axis=-1),
+        estimate,
         s2 / K,
         K - 1,
         mu0,
         method="k-fold t",
         what=f"the sample variance of the K = {K} fold means",
         why="all K fold means are equal",
+        values=arr,
+        of="fold means",
     )
 
 
@@ -381,13 +406,18 @@ def corrected_repeated_kfold_t(
             f"means, not a multiple of k = {k} (expected r·k)."
         )
     check_core_length(rk, "fold_means", "fold means (r·k)", 2, "corrected repeated k-fold t")
-    s2 = sample_variance(arr, name="fold_means", what="fold means (r·k)")
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: an error, raised below
+        s2 = sample_variance(arr, name="fold_means", what="fold means (r·k)")
+        estimate = np.mean(arr, axis=-1)
+        variance = (1.0 / rk + 1.0 / (k - 1)) * s2
     return statistic_from_variance(
-        np.mean(arr, axis=-1),
-        (1.0 / rk + 1.0 / (k - 1)) * s2,
+        estimate,
+        variance,
         rk - 1,
         mu0,
         method="corrected repeated k-fold t",
         what=f"the sample variance of the r·k = {rk} fold means",
         why="all fold means are equal",
+        values=arr,
+        of="fold means",
     )

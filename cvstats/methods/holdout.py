@@ -13,7 +13,13 @@ from cvstats import kernels
 from cvstats.blocks import block_positions
 from cvstats.compact import SLOT
 from cvstats.cube import unit_dim
-from cvstats.errors import ArgumentError, CubeError, DesignError, ZeroVarianceWarning
+from cvstats.errors import (
+    ArgumentError,
+    CubeError,
+    CvstatsTypeError,
+    DesignError,
+    ZeroVarianceWarning,
+)
 from cvstats.methods._common import (
     apply_kernel,
     check_options,
@@ -125,12 +131,17 @@ def _difference(cube: xr.DataArray, models: Sequence[str] | None) -> xr.DataArra
             raise ArgumentError("`models` applies to a cube of models, not to a contrast cube.")
         return cube
     if models is not None:
+        if isinstance(models, str):
+            raise CvstatsTypeError(
+                f"`models` must be a pair of model names, got the str {models!r}; write "
+                "models=('a', 'b')."
+            )
         models = list(models)
         missing = [m for m in models if m not in cube[MODEL].values]
-        if len(models) != 2 or missing:
+        if len(models) != 2 or missing or models[0] == models[1]:
             raise ArgumentError(
-                f"`models` must name two of the cube's models {cube[MODEL].values.tolist()}, "
-                f"got {models}."
+                f"`models` must name two distinct models among the cube's models "
+                f"{cube[MODEL].values.tolist()}, got {models}."
             )
         cube = cube.sel({MODEL: models})
     if cube.sizes[MODEL] != 2:

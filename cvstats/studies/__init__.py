@@ -14,7 +14,8 @@
   tables and figures of :mod:`cvstats.studies.population_analysis`;
 * :func:`run_study` — batched, resumable, parallel (joblib or a
   dask.distributed ``client``) runner storing the split means of every block
-  of every dataset;
+  of every dataset, each batch file with a checksum verified on resume
+  (:class:`BatchFileWarning` for a damaged file, whose batch is recomputed);
 * :func:`method_results`, :func:`rejection_rates`, :func:`mu0_grid`,
   :func:`study_table`, :func:`power_figure` — methods of theory.md §4, size
   and power over any grid of ``μ0``, Table-2-style summaries and power curves.
@@ -36,7 +37,12 @@ from cvstats.studies._analysis import (
     study_table,
     targets,
 )
-from cvstats.studies._runner import compute_batch, default_batch_size, run_study
+from cvstats.studies._runner import (
+    BatchFileWarning,
+    compute_batch,
+    default_batch_size,
+    run_study,
+)
 from cvstats.studies._splits import CONFIGS, configurations, draw_study_splits, to_design
 from cvstats.studies.classification import classification_problem, run_classification
 from cvstats.studies.learners import LEARNERS, SklearnLearner
@@ -52,6 +58,7 @@ from cvstats.studies.population_analysis import population_report
 from cvstats.studies.regression import regression_problem, run_regression
 
 __all__ = [
+    "BatchFileWarning",
     "CONFIGS",
     "LEARNERS",
     "METHOD_NAMES",

@@ -19,6 +19,7 @@ from scipy import stats as sps
 
 from cvstats import kernels
 from cvstats.errors import ArgumentError, ZeroVarianceWarning
+from cvstats.kernels._validation import validate_alpha
 from cvstats.lemma1 import fit_lemma1
 from cvstats.studies._splits import CONFIGS
 from cvstats.tables import PublicationTable, nadeau_bengio_table
@@ -252,6 +253,7 @@ def rejection_rates(
         Rejection rates over the dims of ``mu0`` and ``(config, quantity,
         method)``, NaN where a method does not apply.
     """
+    alpha = validate_alpha(alpha)
     mu0 = xr.DataArray(mu0) if not isinstance(mu0, xr.DataArray) else mu0
     crit = xr.apply_ufunc(lambda df: kernels.critical_value(df, alpha), results["df"].fillna(1.0))
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -493,10 +495,20 @@ def j_study(
     -------
     xarray.DataArray
         Over ``(J, quantity, method)``; the bootstrap is NaN for ``J > J_rep``.
+
+    Raises
+    ------
+    ArgumentError
+        If ``alpha`` is not in ``(0, 1)`` or no value of ``Js`` is available.
     """
+    alpha = validate_alpha(alpha)
     M, R = min(M, ds.sizes["m"]), min(R, ds.sizes["replicate"])
     rows = []
     Js = [j for j in Js if j <= ds.sizes["j"]]
+    if not Js:
+        raise ArgumentError(
+            f"`Js` has no value <= the run's J = {ds.sizes['j']}; rerun with a larger `J`."
+        )
     for J in Js:
         res = method_results(ds, J=J, M=M, R=R)
         rows.append(rejection_rates(res, targets(ds, res), alpha=alpha).sel(config=config))
@@ -527,11 +539,21 @@ def m_study(
     -------
     xarray.DataArray
         Over ``(M, config, quantity)``.
+
+    Raises
+    ------
+    ArgumentError
+        If ``alpha`` is not in ``(0, 1)`` or no value of ``Ms`` is available.
     """
+    alpha = validate_alpha(alpha)
     J = min(J, ds.sizes["j"])
     R = min(15, ds.sizes["replicate"])
     rows = []
     Ms = [m for m in Ms if m <= ds.sizes["m"]]
+    if not Ms:
+        raise ArgumentError(
+            f"`Ms` has no value <= the run's M = {ds.sizes['m']}; rerun with a larger `M`."
+        )
     for M in Ms:
         res = method_results(ds, J=J, M=M, R=R)
         rate = rejection_rates(res, targets(ds, res), alpha=alpha)

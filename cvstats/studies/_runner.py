@@ -1,4 +1,4 @@
-"""Batched, resumable, parallel runner of the Nadeau–Bengio studies (simulations.md §D).
+"""Batched, resumable, parallel runner of the Nadeau–Bengio studies (docs/studies.md).
 
 A *problem* (:class:`Problem`) generates one dataset and computes the mean
 test loss of its learners on many splits at once. The runner draws the
@@ -18,14 +18,53 @@ hold-out t also needs the mean and variance of the test losses of one
 split, stored as well); :mod:`cvstats.studies._analysis` turns them into
 estimates, standard errors and rejection rates for any ``J``, ``M``, ``R``
 and any grid of ``μ0``.
+
+**Safety of the batch files.** Every option is validated, and the output
+directory checked (:func:`prepare_out_dir`: an existing regular file, or a
+directory that cannot be created or written, is refused with a
+:class:`~cvstats.errors.StorageError`), before any batch is computed.
+
+* *Checksums.* Before a batch is written, the SHA-256 of its contents
+  (:func:`batch_checksum`: name, dims, dtype, shape and bytes of every data
+  variable and coordinate, the variables' attrs and the dataset's attrs) is
+  stored in ``attrs["checksum"]`` beside the batch's ``signature``. A rerun
+  opens every existing batch file, decodes it and recomputes the checksum.
+* *On a mismatch the batch is recomputed* (the run does not stop): a file
+  that cannot be opened or decoded, holds no ``signature`` (not a cvstats
+  batch file) or whose checksum differs from its contents is reported by a
+  :class:`BatchFileWarning` naming the file and why, moved aside to
+  ``<file>.corrupt`` (kept for inspection, never deleted; if it cannot be
+  moved, the run stops with a :class:`~cvstats.errors.StorageError` rather
+  than overwrite it) and its batch computed again. The seeds depend on the
+  dataset index only, so the recomputed results equal those of an undamaged
+  run exactly. A file with the right signature but no checksum (written by
+  an older cvstats) is reported the same way and recomputed in place. A
+  file with another signature (other parameters) is recomputed in place
+  silently, as before.
+  :func:`read_batches` verifies the checksums again and raises a
+  :class:`~cvstats.errors.StorageError` naming the file if one changed after
+  the run checked it.
+* *Temporary files.* A batch is written to
+  ``<tag>-batchNNNNN.tmp<pid>-<thread id>`` and renamed into place. At the
+  start of a run, temporaries of that pattern for the run's own batch files
+  (same directory, same ``<tag>``) are removed when they were left by a
+  process that no longer runs on this machine and are older than the run's
+  start: temporaries of a concurrent runner (alive) are kept. On platforms
+  without a reliable process check (no ``os.kill(pid, 0)``; psutil is used if
+  installed) nothing is removed. No other file is ever removed (only the
+  run's own batch files are replaced, by their recomputed batch).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import numbers
 import os
+import re
 import threading
+import time
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,6 +73,7 @@ import numpy as np
 import xarray as xr
 from numpy.typing import NDArray
 
+from cvstats.errors import ArgumentError, CvstatsWarning, StorageError
 from cvstats.kernels._validation import check_int
 from cvstats.studies._splits import (
     CONFIGS,
@@ -46,17 +86,35 @@ from cvstats.studies._splits import (
 )
 
 __all__ = [
+    "BatchFileWarning",
     "Problem",
     "attach_truth",
+    "batch_checksum",
     "batch_signature",
     "compute_batch",
     "default_batch_size",
+    "prepare_out_dir",
     "read_batches",
     "run_batches",
     "run_study",
 ]
 
 FloatArray = NDArray[np.float64]
+
+#: Attribute of a batch file holding :func:`batch_checksum` of its contents.
+CHECKSUM_ATTR = "checksum"
+
+#: Smallest dataset size of a study (``n/10 >= 2`` test examples in the small configurations).
+MIN_N = 20
+
+
+class BatchFileWarning(CvstatsWarning):
+    """A batch file of a study run failed verification; its batch is recomputed.
+
+    The message names the file and why: it cannot be read, it is not a
+    cvstats batch file, it has no checksum, or its checksum does not match
+    its contents.
+    """
 
 
 class Problem(Protocol):
@@ -248,18 +306,350 @@ def _signature(problem: Problem, seed: int, sizes: dict[str, int], batch_size: i
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
+def check_n_jobs(n_jobs: object) -> int:
+    """Return ``n_jobs`` if it is a non-zero int (``-1``: all cores), else raise ArgumentError."""
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int | np.integer) or n_jobs == 0:
+        raise ArgumentError(f"`n_jobs` must be a non-zero int (-1: all cores), got {n_jobs!r}.")
+    return int(n_jobs)
+
+
+def check_truth_sets(truth_sets: object) -> int:
+    """Return ``truth_sets`` if it is 0 (no Monte Carlo truth) or an int ``>= 2``, else raise.
+
+    Raises
+    ------
+    ArgumentError
+        Otherwise (one training set gives no standard error).
+    """
+    if (
+        isinstance(truth_sets, bool)
+        or not isinstance(truth_sets, numbers.Integral)
+        or (truth_sets != 0 and truth_sets < 2)
+    ):
+        raise ArgumentError(
+            f"`truth_sets` must be 0 (no Monte Carlo truth) or an int >= 2, got {truth_sets!r}."
+        )
+    return int(truth_sets)
+
+
+def check_simulation_params(
+    defaults: dict[str, float],
+    overrides: dict[str, Any],
+    *,
+    positive: Sequence[str] = (),
+    what: str = "the simulation",
+) -> dict[str, Any]:
+    """Merge ``overrides`` into a simulation's ``defaults`` after checking them.
+
+    Parameters
+    ----------
+    defaults : dict
+        The simulation's parameters (``"n"`` among them).
+    overrides : dict
+        Parameters to change; names must be among ``defaults``.
+    positive : sequence of str
+        Parameters that must be ``> 0`` (variances).
+    what : str
+        Name of the simulation in messages.
+
+    Returns
+    -------
+    dict
+        The parameters, ``n`` as an int.
+
+    Raises
+    ------
+    ArgumentError
+        For an unknown name, ``n`` not an integer ``>= 20``, a value that is not
+        a finite real number, or a non-positive value of ``positive``.
+    """
+    unknown = sorted(set(overrides) - set(defaults))
+    if unknown:
+        raise ArgumentError(
+            f"unknown parameter(s) {unknown} of {what}; choose from {sorted(defaults)}."
+        )
+    params = dict(defaults, **overrides)
+    n = params["n"]
+    if (
+        isinstance(n, bool)
+        or not isinstance(n, numbers.Real)
+        or not np.isfinite(n)
+        or n != int(n)
+        or n < MIN_N
+    ):
+        raise ArgumentError(f"`n` must be an int >= {MIN_N}, got {n!r}.")
+    params["n"] = int(n)
+    for name, value in params.items():
+        ok = not isinstance(value, bool) and isinstance(value, numbers.Real)
+        if not ok or not np.isfinite(value) or (name in positive and value <= 0):
+            kind = "a positive" if name in positive else "a finite"
+            raise ArgumentError(f"`{name}` must be {kind} real number, got {value!r}.")
+    return params
+
+
 def _batch_path(out_dir: Path, problem: Problem, k: int) -> Path:
     return out_dir / f"{problem.tag}-batch{k:05d}.nc"
 
 
-def _is_complete(path: Path, signature: str) -> bool:
-    if not path.exists():
-        return False
+def prepare_out_dir(out_dir: str | os.PathLike[str], name: str = "out_dir") -> Path:
+    """Return ``out_dir`` as a path to a writable directory, creating it if needed.
+
+    Parameters
+    ----------
+    out_dir : path
+        Output directory of a study run.
+    name : str, default "out_dir"
+        How the argument is named in error messages (``"--out"`` on the command line).
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    StorageError
+        If ``out_dir`` exists and is not a directory (e.g. a regular file),
+        cannot be created, or is not writable. Nothing is removed or overwritten.
+    """
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise StorageError(
+            f"`{name}` {str(out)!r} exists and is not a directory; give a directory "
+            "(it is created if missing)."
+        )
     try:
-        with xr.open_dataset(path, engine="h5netcdf") as ds:
-            return ds.attrs.get("signature") == signature and int(ds.attrs.get("complete", 0)) == 1
-    except (OSError, ValueError):
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise StorageError(
+            f"cannot create `{name}` {str(out)!r}: {e.strerror or type(e).__name__}."
+        ) from e
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise StorageError(f"`{name}` {str(out)!r} is not a writable directory.")
+    return out
+
+
+def _update(h: Any, piece: bytes) -> None:
+    """Feed one length-prefixed piece to a hash (no two sequences of pieces collide)."""
+    h.update(len(piece).to_bytes(8, "little"))
+    h.update(piece)
+
+
+def _canonical(value: Any) -> Any:
+    """JSON-friendly form of an attribute value that survives a netCDF round trip.
+
+    Strings stay strings; numbers and sequences become lists (netCDF stores a
+    scalar attribute as a length-1 array and reads lists back as arrays).
+    """
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, str):
+        return value
+    arr = np.atleast_1d(np.asarray(value))
+    if arr.dtype.kind in "OUS":
+        return [_canonical(v) for v in arr.tolist()]
+    return arr.tolist()
+
+
+def _array_bytes(values: Any) -> tuple[str, bytes]:
+    """Canonical dtype label and bytes of an array (little-endian numbers, UTF-8 text)."""
+    arr = np.asarray(values)
+    if arr.dtype.kind in "OUS":
+        text = [v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
+                for v in arr.ravel().tolist()]  # fmt: skip
+        return "text", json.dumps(text, ensure_ascii=False).encode()
+    arr = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<"))
+    return arr.dtype.str, arr.tobytes()
+
+
+def batch_checksum(ds: xr.Dataset) -> str:
+    """SHA-256 of the contents of a batch: every variable and the attrs but the checksum.
+
+    Covers, for every data variable and coordinate in name order, its name,
+    dims, shape, dtype, values (numbers as little-endian bytes, strings as
+    UTF-8) and attrs, then the dataset's attrs except ``"checksum"``. The
+    value is the same for a Dataset in memory and after a round trip through
+    netCDF (:func:`xarray.open_dataset` with the default decoding), so it is
+    computed before writing and compared after reading.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A batch (:func:`compute_batch` or any runner's ``compute``).
+
+    Returns
+    -------
+    str
+        ``"sha256:<64 hex digits>"``.
+    """
+    h = hashlib.sha256()
+    for name in sorted(map(str, ds.variables)):
+        var = ds.variables[name]
+        kind, payload = _array_bytes(var.values)
+        header = {
+            "name": name,
+            "dims": [str(d) for d in var.dims],
+            "shape": list(var.shape),
+            "dtype": kind,
+            "attrs": {str(k): _canonical(v) for k, v in var.attrs.items()},
+        }
+        _update(h, json.dumps(header, sort_keys=True, ensure_ascii=False).encode())
+        _update(h, payload)
+    attrs = {str(k): _canonical(v) for k, v in ds.attrs.items() if k != CHECKSUM_ATTR}
+    _update(h, json.dumps(attrs, sort_keys=True, ensure_ascii=False).encode())
+    return "sha256:" + h.hexdigest()
+
+
+def _reason(e: BaseException) -> str:
+    lines = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {lines[0]}" if lines else type(e).__name__
+
+
+def _load(path: Path) -> xr.Dataset:
+    with xr.open_dataset(path, engine="h5netcdf") as f:
+        return f.load()
+
+
+def _verify(ds: xr.Dataset) -> str | None:
+    """Return why ``ds`` fails its checksum, or None if it matches."""
+    stored = ds.attrs.get(CHECKSUM_ATTR)
+    if stored is None:
+        return "has no checksum (written by an older cvstats)"
+    try:
+        actual = batch_checksum(ds)
+    except Exception as e:  # noqa: BLE001 - undecodable contents are a mismatch
+        return f"cannot be checked ({_reason(e)})"
+    if stored != actual:
+        return f"does not match its checksum (stored {str(stored)[:23]}…, contents {actual[:23]}…)"
+    return None
+
+
+def _batch_state(path: Path, signature: str) -> tuple[str, str]:
+    """Classify an existing batch file: ``(state, reason)``.
+
+    States: ``"missing"``; ``"ok"`` (complete, same signature, checksum
+    matches: kept); ``"stale"`` (other parameters or incomplete: recomputed
+    in place, silently); ``"legacy"`` (same signature, no checksum:
+    recomputed in place with a warning); ``"corrupt"`` (unreadable, not a
+    batch file, or a checksum mismatch: moved aside, warned, recomputed).
+    """
+    if not path.exists():
+        return "missing", ""
+    try:
+        ds = _load(path)
+    except Exception as e:  # noqa: BLE001 - whatever h5py/xarray raise, the file is unusable
+        return "corrupt", f"cannot be read ({_reason(e)})"
+    if "signature" not in ds.attrs:
+        return "corrupt", "is not a cvstats batch file (no `signature` attr)"
+    problem = _verify(ds)
+    if problem is not None and CHECKSUM_ATTR in ds.attrs:
+        return "corrupt", problem
+    try:
+        complete = int(np.asarray(ds.attrs.get("complete", 0)).ravel()[0]) == 1
+    except (TypeError, ValueError, IndexError):
+        complete = False
+    if str(ds.attrs["signature"]) != signature or not complete:
+        return "stale", ""
+    if problem is not None:
+        return "legacy", problem
+    return "ok", ""
+
+
+def _set_aside(path: Path, reason: str) -> Path | None:
+    """Rename a damaged batch file to ``<name>.corrupt`` (kept, never deleted).
+
+    Raises
+    ------
+    StorageError
+        If it cannot be renamed: the run stops rather than overwrite it.
+    """
+    aside = path.with_name(path.name + ".corrupt")
+    try:
+        os.replace(path, aside)
+    except FileNotFoundError:  # a concurrent runner moved it first
+        return None
+    except OSError as e:
+        raise StorageError(
+            f"batch file {str(path)!r} {reason}, and it cannot be moved aside to "
+            f"{aside.name!r} ({_reason(e)}); move or remove it, then rerun."
+        ) from e
+    return aside
+
+
+def _needs_compute(path: Path, signature: str) -> bool:
+    """Whether the batch of ``path`` must be computed; warn about damaged files."""
+    state, reason = _batch_state(path, signature)
+    if state == "ok":
         return False
+    if state in ("corrupt", "legacy"):
+        if state == "corrupt":
+            aside = _set_aside(path, reason)
+            reason += f"; moved to {aside.name}" if aside is not None else "; already moved"
+        message = f"batch file {str(path)!r} {reason}; recomputing the batch."
+        warnings.warn(BatchFileWarning(message), stacklevel=3)
+    return True
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this machine (True when it cannot be told)."""
+    if pid == os.getpid():
+        return True
+    if os.name != "posix":  # os.kill(pid, 0) would terminate the process on Windows
+        try:
+            import psutil
+        except ImportError:
+            return True
+        return bool(psutil.pid_exists(pid))
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by another user
+        return True
+    except (OverflowError, ValueError):  # not a valid pid: no such process
+        return False
+    return True
+
+
+def _remove_stale_temps(paths: Sequence[Path], started: float) -> list[Path]:
+    """Remove the temporaries of ``paths``' batch files left by dead processes.
+
+    Only ``<tag>-batchNNNNN.tmp<pid>-<tid>`` regular files, in the directory
+    of a batch file of the run and with that file's ``<tag>``, whose process
+    is not alive and whose last change is before ``started``.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files removed.
+    """
+    patterns: dict[Path, set[str]] = {}
+    for p in paths:
+        m = re.fullmatch(r"(.*-batch)\d+", p.stem)
+        if m is not None and p.suffix == ".nc":
+            patterns.setdefault(p.parent, set()).add(m.group(1))
+    removed = []
+    for folder, prefixes in patterns.items():
+        temp = re.compile(
+            "(?:" + "|".join(map(re.escape, sorted(prefixes))) + r")\d+\.tmp(\d+)-(\d+)"
+        )
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            m = temp.fullmatch(entry.name)
+            if m is None or not entry.is_file(follow_symlinks=False):
+                continue
+            try:
+                if entry.stat(follow_symlinks=False).st_mtime >= started:
+                    continue
+                if _pid_alive(int(m.group(1))):
+                    continue
+                os.unlink(entry.path)
+            except OSError:  # vanished, or not ours to remove: leave it
+                continue
+            removed.append(Path(entry.path))
+    return removed
 
 
 def _compute_with_attrs(
@@ -275,13 +665,18 @@ def _compute_with_attrs(
 
 def _write_batch(ds: xr.Dataset, path: Path) -> Path:
     tmp = path.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")
-    ds.to_netcdf(tmp, engine="h5netcdf")
-    os.replace(tmp, path)  # atomic: a batch file is either complete or absent
+    try:
+        ds.to_netcdf(tmp, engine="h5netcdf")
+        os.replace(tmp, path)  # atomic: a batch file is either complete or absent
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # our own temporary: never leave it behind
+        raise
     return path
 
 
 def _stamped(ds: xr.Dataset, signature: str) -> xr.Dataset:
     ds.attrs.update({"signature": signature, "complete": 1})
+    ds.attrs[CHECKSUM_ATTR] = batch_checksum(ds)
     return ds
 
 
@@ -311,15 +706,19 @@ def run_batches(
     progress: bool = False,
     desc: str = "batches",
 ) -> list[Path]:
-    """Compute the batches whose files are missing or stale; write each atomically.
+    """Compute the batches whose files are missing, stale or damaged; write each atomically.
 
     The resumable, parallel engine of every study runner. A batch file is
-    complete when it carries ``attrs["complete"] == 1`` and the batch's
+    complete when it carries ``attrs["complete"] == 1``, the batch's
     signature (a hash of every parameter the results depend on and of the
-    batch's members, :func:`batch_signature`); such a file is kept, every
-    other batch is (re)computed by ``compute(*args)``, stamped with those two
-    attrs and written to a temporary file renamed into place, so an
-    interrupted run leaves either a complete file or none.
+    batch's members, :func:`batch_signature`) and a checksum
+    (:func:`batch_checksum`) that matches its contents; such a file is kept,
+    every other batch is (re)computed by ``compute(*args)``, stamped with
+    those three attrs and written to a temporary file renamed into place, so
+    an interrupted run leaves either a complete file or none. Damaged files
+    are reported with a :class:`BatchFileWarning` and moved aside to
+    ``<file>.corrupt``; temporaries left by dead processes are removed first
+    (see the module docstring).
 
     Parameters
     ----------
@@ -343,8 +742,16 @@ def run_batches(
     -------
     list of pathlib.Path
         The batch files, in the order of ``jobs``.
+
+    Warns
+    -----
+    BatchFileWarning
+        For each batch file that cannot be read, is not a cvstats batch file,
+        has no checksum or does not match it.
     """
-    todo = [k for k, (_, path, sig) in enumerate(jobs) if not _is_complete(path, sig)]
+    started = time.time()
+    _remove_stale_temps([path for _, path, _ in jobs], started)
+    todo = [k for k, (_, path, sig) in enumerate(jobs) if _needs_compute(path, sig)]
     if todo and client is not None:
         from distributed import as_completed
 
@@ -378,11 +785,29 @@ def run_batches(
 
 
 def read_batches(paths: Sequence[Path], dim: str) -> xr.Dataset:
-    """Load batch files and concatenate them along ``dim``."""
+    """Load batch files, verify their checksums and concatenate them along ``dim``.
+
+    Raises
+    ------
+    StorageError
+        Naming the file, if one cannot be read or does not match its checksum
+        (rerun the study: :func:`run_batches` recomputes it).
+    """
     parts = []
     for p in paths:
-        with xr.open_dataset(p, engine="h5netcdf") as ds:
-            parts.append(ds.load())
+        try:
+            ds = _load(Path(p))
+        except Exception as e:  # noqa: BLE001 - whatever h5py/xarray raise, the file is unusable
+            raise StorageError(
+                f"batch file {str(p)!r} cannot be read ({_reason(e)}); rerun the study to "
+                "recompute it."
+            ) from e
+        problem = _verify(ds)
+        if problem is not None:
+            raise StorageError(
+                f"batch file {str(p)!r} {problem}; rerun the study to recompute it."
+            )
+        parts.append(ds)
     return xr.concat(parts, dim, combine_attrs="drop_conflicts")
 
 
@@ -408,7 +833,7 @@ def run_study(
     problem : Problem
         The simulated problem (e.g. :class:`cvstats.studies.regression.RegressionProblem`).
     n_datasets : int
-        Number of independent datasets (1000 in the papers, simulations.md §D).
+        Number of independent datasets (1000 in the papers).
     out_dir : path
         Directory of the batch files (created if needed).
     seed : int, default 0
@@ -437,15 +862,32 @@ def run_study(
     xarray.Dataset
         The batches concatenated along ``dataset`` (see :func:`compute_batch`),
         with attrs ``seed``, ``J``, ``M``, ``R``, ``n`` and the problem's parameters.
+
+    Raises
+    ------
+    ArgumentError
+        For a size, seed, ``batch_size`` or ``n_jobs`` out of range (checked
+        before any batch is computed).
+    StorageError
+        If ``out_dir`` is not a usable directory (:func:`prepare_out_dir`), or
+        a batch file changed after it was verified (:func:`read_batches`).
+
+    Warns
+    -----
+    BatchFileWarning
+        For each damaged batch file, recomputed (see :func:`run_batches`).
     """
-    checks = [("n_datasets", n_datasets, 1), ("J", J, 2), ("M", M, 1), ("R", R, 2),
-              ("J_rep", J_rep, 1), ("n_jobs", n_jobs, -1)]  # fmt: skip
-    for name, value, minimum in checks:
-        check_int(name, value, minimum)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    n_datasets = check_int("n_datasets", n_datasets, 1)
+    J, M, R, J_rep = (check_int(name, value, minimum) for name, value, minimum in
+                      (("J", J, 2), ("M", M, 1), ("R", R, 2), ("J_rep", J_rep, 1)))  # fmt: skip
+    seed = check_int("seed", seed, 0)
+    n_jobs = check_n_jobs(n_jobs)
+    if int(problem.n) < MIN_N:
+        raise ArgumentError(f"the dataset size `n` must be >= {MIN_N}, got {problem.n!r}.")
     if batch_size is None:
         batch_size = default_batch_size(problem.n, J_rep, R, problem.n_stats)
+    batch_size = check_int("batch_size", batch_size, 1)
+    out = prepare_out_dir(out_dir)
     sizes = {"J": J, "M": M, "R": R, "J_rep": J_rep}
     signature = _signature(problem, seed, sizes, batch_size)
     chunks = [range(s, min(s + batch_size, n_datasets)) for s in range(0, n_datasets, batch_size)]

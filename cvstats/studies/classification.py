@@ -32,7 +32,12 @@ import xarray as xr
 from numpy.typing import NDArray
 
 from cvstats.errors import ArgumentError
-from cvstats.studies._runner import attach_truth, run_study
+from cvstats.studies._runner import (
+    attach_truth,
+    check_simulation_params,
+    check_truth_sets,
+    run_study,
+)
 
 __all__ = [
     "SIMULATIONS",
@@ -204,19 +209,26 @@ def classification_problem(simulation: int, **overrides: float) -> Classificatio
     simulation : int
         1, 2, 3 or 4.
     **overrides
-        Parameters to change (e.g. ``n=60``).
+        Parameters to change (e.g. ``n=60``): ``n`` (an int ``>= 20``) and
+        ``s1`` (``> 0``).
 
     Returns
     -------
     ClassificationProblem
+
+    Raises
+    ------
+    ArgumentError
+        For an unknown simulation or parameter, or a value out of range.
     """
     if simulation not in SIMULATIONS:
         raise ArgumentError(
             f"`simulation` must be one of {sorted(SIMULATIONS)}, got {simulation!r}."
         )
-    params = dict(SIMULATIONS[simulation], **overrides)
-    params["n"] = int(params["n"])
-    return ClassificationProblem(simulation=simulation, **params)  # type: ignore[arg-type]
+    params = check_simulation_params(
+        SIMULATIONS[simulation], overrides, positive=("s1",), what="problem 2"
+    )
+    return ClassificationProblem(simulation=simulation, **params)
 
 
 def monte_carlo_truth(
@@ -292,9 +304,9 @@ def run_classification(
     seed, J, M, R, J_rep, batch_size, n_jobs, progress, client
         See :func:`cvstats.studies.run_study`.
     truth_sets : int, default 0
-        With a positive value, add ``truth (config, quantity)`` and
+        With a value ``>= 2``, add ``truth (config, quantity)`` and
         ``truth_half`` from :func:`monte_carlo_truth` with that many training
-        sets; otherwise targets are the Monte Carlo means of ``μ̂_J`` over
+        sets; with 0, targets are the Monte Carlo means of ``μ̂_J`` over
         datasets (:func:`cvstats.studies.mc_truth`).
     **overrides
         Simulation parameters to change.
@@ -305,6 +317,7 @@ def run_classification(
         Split means of every block (:func:`cvstats.studies.compute_batch`).
     """
     problem = classification_problem(simulation, **overrides)
+    truth_sets = check_truth_sets(truth_sets)
     ds = run_study(
         problem, n_datasets, out_dir, seed=seed, J=J, M=M, R=R, J_rep=J_rep,
         batch_size=batch_size, n_jobs=n_jobs, progress=progress, client=client,

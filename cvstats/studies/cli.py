@@ -12,7 +12,16 @@ Hook into the main parser with :func:`add_study_parser`; the commands are
 ``--scheduler ADDRESS`` runs the batches on a dask.distributed cluster
 instead of joblib workers (same results).
 
-The Nadeau–Bengio commands print the Table-2-style summary (simulations.md §D), the sizes of
+Every option is checked before anything is computed or written (the level
+``--alpha``, the sizes, ``--datasets``, the simulation, learners, seeds,
+``--out``): an invalid one, an ``--out`` that is not a usable directory, or
+any other :class:`~cvstats.errors.CvstatsError` prints one line
+``cvstats study <command>: error: <message>`` to stderr and exits with
+status 2, without a traceback. A damaged batch file of an earlier run is
+reported (:class:`~cvstats.studies.BatchFileWarning`) and recomputed
+(:mod:`cvstats.studies._runner`).
+
+The Nadeau–Bengio commands print the Table-2-style summary (docs/studies.md), the sizes of
 every method at the truth, the J-study and the M-study, and writes to
 ``DIR`` the batch files, ``<tag>-rates.nc`` (rejection rates over the
 ``μ0`` grid) and ``<tag>-power.png`` (power curves). ``population`` runs
@@ -28,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -35,6 +45,8 @@ from typing import Any
 import pandas as pd
 import xarray as xr
 
+from cvstats.errors import ArgumentError, CvstatsError, StorageError
+from cvstats.kernels._validation import check_int, validate_alpha
 from cvstats.studies._analysis import (
     j_study,
     m_study,
@@ -49,6 +61,10 @@ from cvstats.studies._analysis import (
 
 __all__ = ["add_study_parser", "study_report", "main"]
 
+#: ``J`` values of the report's J-study and ``M`` values of its M-study.
+REPORT_JS: tuple[int, ...] = (5, 10, 15, 25)
+REPORT_MS: tuple[int, ...] = (5, 10, 20)
+
 
 def study_report(
     ds: xr.Dataset,
@@ -58,11 +74,11 @@ def study_report(
     J: int = 15,
     M: int = 10,
     R: int = 15,
-    Js: Sequence[int] = (5, 10, 15, 25),
-    Ms: Sequence[int] = (5, 10, 20),
+    Js: Sequence[int] = REPORT_JS,
+    Ms: Sequence[int] = REPORT_MS,
     title: str | None = None,
 ) -> dict[str, Any]:
-    """Tables and figures of one simulation (simulations.md §D, theory.md §6).
+    """Tables and figures of one simulation (docs/studies.md, docs/theory.md).
 
     Parameters
     ----------
@@ -88,7 +104,20 @@ def study_report(
         ``table`` (PublicationTable), ``sizes`` (DataFrame: rejection rate at
         the target per configuration, quantity and method), ``j_study`` and
         ``m_study`` (DataFrames), ``rates`` (DataArray) and the paths written.
+
+    Raises
+    ------
+    ArgumentError
+        If ``alpha`` is not in ``(0, 1)``, or no value of ``Js`` (``Ms``) is
+        within the run's ``J`` (``M``); checked before anything is computed.
     """
+    alpha = validate_alpha(alpha)
+    for name, values, dim in (("Js", Js, "j"), ("Ms", Ms, "m")):
+        if not any(v <= ds.sizes[dim] for v in values):
+            raise ArgumentError(
+                f"`{name}` = {list(values)} has no value <= the run's {dim.upper()} = "
+                f"{ds.sizes[dim]}; rerun with a larger `{dim.upper()}`."
+            )
     out = Path(out_dir)
     tag = str(ds.attrs.get("tag", "study"))
     J, M, R = min(J, ds.sizes["j"]), min(M, ds.sizes["m"]), min(R, ds.sizes["replicate"])
@@ -130,13 +159,86 @@ def _print_report(report: dict[str, Any], alpha: float) -> None:
         print("\nwritten:", *map(str, report["paths"]))
 
 
-def _run(args: argparse.Namespace) -> int:
-    if getattr(args, "scheduler", None):
-        from distributed import Client
+def _check_out(out: str) -> None:
+    """Refuse an ``--out`` that exists and is not a directory (nothing is created here)."""
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise StorageError(
+            f"`--out` {out!r} exists and is not a directory; give a directory "
+            "(it is created if missing)."
+        )
 
-        with Client(args.scheduler) as client:
-            return _run_with(args, client)
-    return _run_with(args, None)
+
+def _check_args(args: argparse.Namespace) -> None:
+    """Validate the options of a ``study`` command before anything is computed.
+
+    The run functions check their own arguments again (and the population
+    command's sizes and learners there, before any batch); these are the
+    checks of the report and the command line.
+
+    Raises
+    ------
+    ArgumentError, StorageError
+        For the first invalid option.
+    """
+    from cvstats.studies._runner import check_truth_sets, prepare_out_dir
+
+    _check_out(args.out)
+    check_int("--seed", args.seed, 0)
+    if args.study.startswith("bg-"):
+        check_int("--K", args.K, 2)
+        check_int("--replicates", args.replicates, 3)
+        prepare_out_dir(args.out, name="--out")
+        return
+    if args.n_jobs == 0:
+        raise ArgumentError("`--n-jobs` must be a non-zero int (-1: all cores), got 0.")
+    if args.batch_size is not None:
+        check_int("--batch-size", args.batch_size, 1)
+    if args.study == "population":
+        return  # run_population checks its sizes and learners, then makes `--out`
+    try:
+        validate_alpha(args.alpha)
+    except ArgumentError as e:
+        raise ArgumentError(str(e).replace("`alpha`", "`--alpha`", 1)) from e
+    for name, value, minimum, why in (
+        ("--datasets", args.datasets, 2, "the report's fits of rho and r need 2 datasets"),
+        ("--J", args.J, min(REPORT_JS), f"the report's J-study uses J = {list(REPORT_JS)}"),
+        ("--M", args.M, min(REPORT_MS), f"the report's M-study uses M = {list(REPORT_MS)}"),
+        ("--R", args.R, 2, "bootstrap replicates"),
+    ):
+        if value < minimum:
+            raise ArgumentError(f"`{name}` must be >= {minimum} ({why}), got {value}.")
+    if args.study == "nb-letter":
+        from cvstats.studies.letter import letter_problem
+
+        letter_problem(args.w, learners=args.learners)
+    elif args.study == "nb-regression":
+        from cvstats.studies.regression import regression_problem
+
+        regression_problem(args.sim)
+    else:
+        from cvstats.studies.classification import classification_problem
+
+        classification_problem(args.sim)
+    if args.study in ("nb-classification", "nb-letter"):
+        check_truth_sets(args.truth_sets)
+    prepare_out_dir(args.out, name="--out")
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run a ``study`` command; exit status 2 with a one-line message on a cvstats error."""
+    try:
+        _check_args(args)
+        if getattr(args, "scheduler", None):
+            from distributed import Client
+
+            with Client(args.scheduler) as client:
+                return _run_with(args, client)
+        return _run_with(args, None)
+    except CvstatsError as e:
+        message = " ".join(str(e).split())
+        print(f"cvstats study {args.study}: error: {message}", file=sys.stderr)
+        return 2
 
 
 def _run_population(args: argparse.Namespace, client: Any) -> int:
@@ -175,9 +277,9 @@ def _run_bg(args: argparse.Namespace) -> int:
     import matplotlib.pyplot as plt
 
     from cvstats.studies import kfold_experiments as kx
+    from cvstats.studies._runner import prepare_out_dir
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = prepare_out_dir(args.out, name="--out")
     kw = {"replicates": args.replicates, "seed": args.seed}
     paths = []
     with pd.option_context("display.width", 200, "display.max_columns", 30):

@@ -34,6 +34,7 @@ import xarray as xr
 from numpy.typing import NDArray
 
 from cvstats.errors import ArgumentError
+from cvstats.kernels._validation import check_int
 from cvstats.kernels.kfold import kfold_moments as _kfold_moments
 from cvstats.kfold_variance import quadratic_estimator_bias
 
@@ -156,6 +157,7 @@ def experiment1(
     """
     ns = _check_sizes(ns, "ns", d + 3)
     K, replicates = _check_sizes([K], "K", 2)[0], _check_sizes([replicates], "replicates", 3)[0]
+    seed = check_int("seed", seed, 0)
     rows = []
     for n in ns:
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1, n)))
@@ -258,6 +260,7 @@ def experiment2(
     ns = _check_sizes(ns, "ns", d + 3)
     Ks = _check_sizes([K] if isinstance(K, int | np.integer) else K, "K", 2)
     replicates = _check_sizes([replicates], "replicates", 3)[0]
+    seed = check_int("seed", seed, 0)
     fields = (
         "mu", "sigma2", "omega", "gamma", *_COMPONENTS, "theta",
         "lambda1", "lambda2", "lambda3", "empirical_var",

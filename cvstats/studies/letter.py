@@ -48,7 +48,7 @@ import xarray as xr
 from numpy.typing import NDArray
 
 from cvstats.errors import ArgumentError
-from cvstats.studies._runner import attach_truth, run_study
+from cvstats.studies._runner import attach_truth, check_truth_sets, run_study
 
 __all__ = [
     "GROUPS",
@@ -444,7 +444,7 @@ def run_letter(
         See :func:`cvstats.studies.run_study`; ``batch_size`` defaults to 5
         datasets with the tree, 25 without.
     truth_sets : int, default 0
-        With a positive value, add the Monte Carlo truths
+        With a value ``>= 2``, add the Monte Carlo truths
         (:func:`add_monte_carlo_truth`); otherwise targets are the means of
         ``μ̂_J`` over datasets.
     n : int, default 300
@@ -456,6 +456,7 @@ def run_letter(
         Split means of every block (:func:`cvstats.studies.compute_batch`).
     """
     problem = letter_problem(w, learners=learners, n=n)
+    truth_sets = check_truth_sets(truth_sets)
     if batch_size is None:
         batch_size = 5 if "tree" in problem.learners else 25
     ds = run_study(

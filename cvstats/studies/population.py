@@ -32,7 +32,8 @@ than ``k`` examples (letter with ``N = 300`` and ``k = 30``).
 **Runs that last.** Samples are computed in batches (joblib workers or a
 dask.distributed ``client``), each batch written atomically to a netCDF file
 of the output directory; a rerun with the same parameters keeps the complete
-files (:func:`cvstats.studies._runner.run_batches`). The draw of a sample,
+files (:func:`cvstats.studies._runner.run_batches`, which verifies their
+checksums and recomputes a damaged file). The draw of a sample,
 the folds of each repetition of each ``k`` and each learner's random states
 have their own seeds (``SeedSequence(seed, spawn_key=(sample, ...))``), so
 results do not depend on the batch size, ``n_jobs``, the cluster, the other
@@ -51,7 +52,6 @@ import os
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -60,7 +60,13 @@ from numpy.typing import NDArray
 
 from cvstats.errors import ArgumentError
 from cvstats.kernels._validation import check_int
-from cvstats.studies._runner import batch_signature, read_batches, run_batches
+from cvstats.studies._runner import (
+    batch_signature,
+    check_n_jobs,
+    prepare_out_dir,
+    read_batches,
+    run_batches,
+)
 from cvstats.studies.learners import Learner, get_learner
 
 __all__ = [
@@ -421,7 +427,16 @@ def run_population(
     ------
     ArgumentError
         For sizes out of range, an unknown population or learner, duplicate
-        learner names.
+        learner names (all checked before any batch is computed).
+    StorageError
+        If ``out_dir`` is not a usable directory
+        (:func:`cvstats.studies._runner.prepare_out_dir`).
+
+    Warns
+    -----
+    cvstats.studies.BatchFileWarning
+        For each damaged batch file, recomputed
+        (:func:`cvstats.studies._runner.run_batches`).
     """
     if isinstance(population, str):
         builders = {"letter": letter_population, "synthetic": synthetic_population}
@@ -433,8 +448,7 @@ def run_population(
     n_samples = check_int("n_samples", n_samples, 2)
     N, ks, repetitions, seed = _check_design(population, N, folds, repetitions, seed)
     batch_size = check_int("batch_size", batch_size, 1)
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int | np.integer) or n_jobs == 0:
-        raise ArgumentError(f"`n_jobs` must be a non-zero int (-1: all cores), got {n_jobs!r}.")
+    n_jobs = check_n_jobs(n_jobs)
     objs = [get_learner(learner) for learner in learners]
     names = [lr.name for lr in objs]
     if not objs or len(set(names)) != len(names):
@@ -444,8 +458,7 @@ def run_population(
     payload = {"population": population.params(), "learners": [lr.params() for lr in objs],
                "batch_size": batch_size, **sizes}  # fmt: skip
     signature = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = prepare_out_dir(out_dir)
     tag = f"population-{population.name}-N{N}"
     chunks = [range(s, min(s + batch_size, n_samples)) for s in range(0, n_samples, batch_size)]
     jobs = [

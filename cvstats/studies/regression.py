@@ -25,7 +25,7 @@ import xarray as xr
 from numpy.typing import NDArray
 
 from cvstats.errors import ArgumentError
-from cvstats.studies._runner import run_study
+from cvstats.studies._runner import check_simulation_params, run_study
 from cvstats.studies._splits import gather_sums
 
 __all__ = [
@@ -268,19 +268,27 @@ def regression_problem(simulation: int, **overrides: float) -> RegressionProblem
     simulation : int
         1, 2, 3 or 4.
     **overrides
-        Parameters to change (e.g. ``n=50`` for a quick run).
+        Parameters to change (e.g. ``n=50`` for a quick run): ``n`` (an int
+        ``>= 20``), ``mu_x``, ``alpha``, ``beta``, ``var_x``, ``var_y``
+        (variances ``> 0``).
 
     Returns
     -------
     RegressionProblem
+
+    Raises
+    ------
+    ArgumentError
+        For an unknown simulation or parameter, or a value out of range.
     """
     if simulation not in SIMULATIONS:
         raise ArgumentError(
             f"`simulation` must be one of {sorted(SIMULATIONS)}, got {simulation!r}."
         )
-    params = dict(SIMULATIONS[simulation], **overrides)
-    params["n"] = int(params["n"])
-    return RegressionProblem(simulation=simulation, **params)  # type: ignore[arg-type]
+    params = check_simulation_params(
+        SIMULATIONS[simulation], overrides, positive=("var_x", "var_y"), what="problem 1"
+    )
+    return RegressionProblem(simulation=simulation, **params)
 
 
 def run_regression(

@@ -195,9 +195,11 @@ def test_resume_after_interruption(tmp_path):
     assert len(files) == 3
     stamps = {f: f.stat().st_mtime_ns for f in files}
     files[1].unlink()
-    files[2].write_bytes(b"truncated")  # a corrupt batch is recomputed too
-    again = run_regression(1, 6, tmp_path, **kw)
+    files[2].write_bytes(b"truncated")  # a corrupt batch is recomputed too, with a warning
+    with pytest.warns(st.BatchFileWarning, match=f"{files[2].name}' cannot be read"):
+        again = run_regression(1, 6, tmp_path, **kw)
     xr.testing.assert_identical(first.drop_attrs(), again.drop_attrs())
+    assert (tmp_path / (files[2].name + ".corrupt")).read_bytes() == b"truncated"  # kept aside
     assert files[0].stat().st_mtime_ns == stamps[files[0]]  # complete batch skipped
     assert files[1].exists()
 

@@ -1,0 +1,69 @@
+"""Arguments that were once accepted silently (issue 12, point 10).
+
+Each case used to give a result that did not say the input was wrong: a NaN
+rope taken as 0, McNemar on one model against itself (NaN with a warning), a
+``methods`` string read character by character, an empty ``methods`` list
+returning an empty table, a method named twice. Each is now a clear error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cvstats
+from cvstats import ArgumentError, CvstatsTypeError, designs
+
+
+def _nb_cube():
+    d = designs.nadeau_bengio(40, 4, J=3, M=2, R=2, seed=0)
+    losses = np.random.default_rng(0).random((d.sizes["split"], 40, 2))
+    return cvstats.from_arrays(losses, design=d, models=["a", "b"], name="loss")
+
+
+def _holdout_cube():
+    d = designs.holdout(40, 12, seed=2)
+    rng = np.random.default_rng(2)
+    losses = (rng.random((1, 40, 2)) < [0.3, 0.5]).astype(float)
+    return cvstats.from_arrays(losses, design=d, models=["a", "b"], name="zero_one")
+
+
+@pytest.mark.parametrize("rope", [float("nan"), (float("nan"), 0.1), float("inf"), -0.1])
+def test_bayesian_rope_not_finite_or_negative(rope):
+    with pytest.raises(ArgumentError, match=r"`rope` must be"):
+        cvstats.bayesian_correlated_t(cvstats.pairwise(_nb_cube()), rope=rope)
+
+
+def test_bayesian_rope_zero_still_accepted():
+    res = cvstats.bayesian_correlated_t(cvstats.pairwise(_nb_cube()), rope=0)
+    assert res.rope == (0.0, 0.0)
+
+
+def test_mcnemar_same_model_twice():
+    with pytest.raises(ArgumentError, match=r"two distinct models .*got \['a', 'a'\]"):
+        cvstats.mcnemar(_holdout_cube(), models=("a", "a"))
+
+
+def test_mcnemar_models_as_a_string():
+    with pytest.raises(CvstatsTypeError, match=r"pair of model names, got the str 'ab'"):
+        cvstats.mcnemar(_holdout_cube(), models="ab")
+
+
+def test_mcnemar_distinct_models_still_work():
+    res = cvstats.mcnemar(_holdout_cube(), models=("b", "a"))
+    assert np.isfinite(float(res.statistic))
+
+
+def test_compare_methods_as_a_string():
+    with pytest.raises(CvstatsTypeError, match=r"methods=\['corrected_resampled_t'\]"):
+        cvstats.compare(cvstats.pairwise(_nb_cube()), methods="corrected_resampled_t")
+
+
+def test_compare_methods_empty():
+    with pytest.raises(ArgumentError, match=r"`methods` is empty"):
+        cvstats.compare(cvstats.pairwise(_nb_cube()), methods=[])
+
+
+def test_compare_method_named_twice():
+    with pytest.raises(ArgumentError, match=r"names \['resampled_t'\] more than once"):
+        cvstats.compare(cvstats.pairwise(_nb_cube()), methods=["resampled_t", "resampled_t"])
