@@ -67,3 +67,17 @@ def test_compare_methods_empty():
 def test_compare_method_named_twice():
     with pytest.raises(ArgumentError, match=r"names \['resampled_t'\] more than once"):
         cvstats.compare(cvstats.pairwise(_nb_cube()), methods=["resampled_t", "resampled_t"])
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-320])
+def test_bayesian_out_of_range_losses_are_a_clear_error(scale):
+    cube = _nb_cube() * scale
+    with pytest.raises(cvstats.CubeError, match=r"rescale the losses"):
+        cvstats.bayesian_correlated_t(cvstats.pairwise(cube))
+
+
+def test_bayesian_in_range_rescaling_keeps_the_probabilities():
+    cube = cvstats.pairwise(_nb_cube())
+    base = cvstats.bayesian_correlated_t(cube, rope=0.01)
+    scaled = cvstats.bayesian_correlated_t(cube * 1e6, rope=0.01 * 1e6)
+    np.testing.assert_allclose(np.asarray(scaled.p_rope), np.asarray(base.p_rope), rtol=1e-9)

@@ -23,6 +23,7 @@ from cvstats.kernels._validation import (
     ArgumentError,
     as_float_array,
     check_core_length,
+    check_float_range,
     validate_alpha,
 )
 from cvstats.kernels.moments import sample_variance
@@ -105,9 +106,18 @@ def correlated_t_posterior(x: ArrayLike, *, rho: float) -> Posterior:
     check_core_length(arr.shape[-1], "x", "split means (J)", 2, "the Bayesian correlated t")
     rho = validate_rho(rho)
     J = arr.shape[-1]
-    s2 = sample_variance(arr, name="x", what="split means (J)")
-    scale = np.sqrt((1.0 / J + rho / (1.0 - rho)) * s2)
-    mean = arr.mean(axis=-1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        s2 = sample_variance(arr, name="x", what="split means (J)")
+        scale = np.sqrt((1.0 / J + rho / (1.0 - rho)) * s2)
+        mean = arr.mean(axis=-1)
+    check_float_range(
+        arr,
+        s2,
+        method="the Bayesian correlated t",
+        what=f"the sample variance of the J = {J} split means",
+        of="split means",
+        estimate=mean,
+    )
     df = np.full(mean.shape, J - 1.0)
     return Posterior(np.asarray(mean), np.asarray(scale), df)
 
