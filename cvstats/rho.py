@@ -23,8 +23,9 @@ from cvstats.cube import unit_dim, validate
 from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, DesignError
 from cvstats.formula import contrasts
 from cvstats.kernels._validation import validate_alpha
-from cvstats.kernels.lemma1 import political_ratio_from_rho
+from cvstats.kernels.lemma1 import political_ratio_from_rho, squared_half_differences
 from cvstats.lemma1 import fit_lemma1, with_interval
+from cvstats.methods._common import apply_kernel
 from cvstats.schema import EXAMPLE, SPLIT
 
 __all__ = ["fit_rho", "fit_r", "resolve_cube", "check_datasets"]
@@ -318,7 +319,12 @@ def fit_r(
             "draw them with cvstats.designs.conservative_z(..., M=...) or nadeau_bengio."
         )
     side = halves.mean(J_DIM)
-    sq_diff = (side.isel({SIDE_DIM: 0}) - side.isel({SIDE_DIM: 1})) ** 2
+    (sq_diff,) = apply_kernel(
+        squared_half_differences,
+        [side.isel({SIDE_DIM: 0}), side.isel({SIDE_DIM: 1})],
+        [[], []],
+        1,
+    )
     fit = fit_lemma1(sq_diff, dataset_dim, M_DIM, alpha=alpha)
     data_vars = {
         "r": fit["pi"],

@@ -170,11 +170,15 @@ def check_no_empty_split(count: NDArray[np.int64], name: str) -> None:
         )
 
 
-def _rescale_hint(values: np.ndarray, flagged: np.ndarray, too_large: bool) -> tuple[str, str]:
+def _rescale_hint(
+    values: np.ndarray, flagged: np.ndarray, too_large: bool, power: int = 1
+) -> tuple[str, str]:
     """Describe the largest finite ``|value|`` of the flagged elements and a power of ten.
 
     Returns the largest value, formatted, and the advice: divide (too large) or
     multiply (too small) the losses by a power of ten that brings them near 1.
+    The values scale as the losses to the power `power`, so the power of ten
+    for the losses is the `power`-th root of the one for the values.
     """
     batch = values.shape[:-1]
     if flagged.shape == batch:
@@ -186,7 +190,7 @@ def _rescale_hint(values: np.ndarray, flagged: np.ndarray, too_large: bool) -> t
             "inf" if too_large else "0"
         ), f"{verb} them by a power of ten that brings them near 1"
     peak = float(finite.max())
-    exponent = min(abs(int(np.floor(np.log10(peak)))), _MAX_EXPONENT)
+    exponent = min(abs(int(np.floor(np.log10(peak) / power))), _MAX_EXPONENT)
     if exponent == 0:
         return f"{peak:.3g}", f"{verb} them by a power of ten that brings them near 1"
     return f"{peak:.3g}", f"{verb} them by 1e{exponent}"
@@ -212,6 +216,7 @@ def check_float_range(
     of: str,
     centred: bool = True,
     estimate: ArrayLike | None = None,
+    power: int = 1,
 ) -> None:
     """Raise a :class:`~cvstats.errors.CubeError` where a sum of squares left float64's range.
 
@@ -242,6 +247,12 @@ def check_float_range(
         (legitimately zero when all are zero).
     estimate : array_like, optional
         The point estimate (a mean): infinite when the sum behind it overflowed.
+    power : int, default 1
+        How `values` scale with the losses: 1 for losses, means and their
+        differences; 2 for squared deviations (as in a sandwich variance or a
+        jackknife of variances, whose squares are fourth powers of the
+        losses). The power of ten the message suggests for the losses is the
+        `power`-th root of the one that would bring the values near 1.
 
     Raises
     ------
@@ -256,7 +267,7 @@ def check_float_range(
     if estimate is not None:
         over = over | np.isinf(np.asarray(estimate, dtype=np.float64))
     if np.any(over):
-        largest, hint = _rescale_hint(arr, over, too_large=True)
+        largest, hint = _rescale_hint(arr, over, too_large=True, power=power)
         detail = (
             f"the {of} themselves overflow"
             if np.isinf(arr).any() or largest == "inf"
@@ -275,11 +286,11 @@ def check_float_range(
         degenerate = np.all(~tested | (arr == 0), axis=-1)
     under = (res < TINY) & ~degenerate
     if np.any(under):
-        largest, hint = _rescale_hint(arr, under, too_large=False)
+        largest, hint = _rescale_hint(arr, under, too_large=False, power=power)
         lost = (
             "; numbers that small have already lost precision, so recompute the losses in "
             "a larger unit if you can"
-            if largest != "0" and float(largest) < TINY
+            if power == 1 and largest != "0" and float(largest) < TINY  # the losses' scale
             else ""
         )
         differ = "equal" if centred else "zero"

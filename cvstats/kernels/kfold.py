@@ -22,6 +22,18 @@ leading axis:
 * :func:`block_coefficients`, :func:`estimator_matrix`,
   :func:`estimator_coefficients`, :func:`expected_quadratic`: the ``(a, b, c)``
   of a quadratic estimator ``θ̂ = eᵀ W e`` and its expectation (Lemma 3).
+
+Floating-point range: ``s1, s2, s3`` are sums of squares and products, so
+errors beyond about ``1e154`` (or below about ``1e-154``) in absolute value
+overflow (or underflow) float64; the jackknife standard errors square
+deviations of variances, fourth powers of the errors, and leave the range
+beyond about ``1e77`` (or below about ``1e-77``). :func:`kfold_statistics`,
+:func:`kfold_moments` and :func:`kfold_moments_stderr` raise a
+:class:`~cvstats.errors.CubeError` saying how to rescale the losses instead of
+returning infinite, NaN or zero moments
+(:func:`~cvstats.kernels._validation.check_float_range`), from the per-run
+sums and the leave-one-run-out estimates; the errors are read again only
+where ``Σ e_i²`` is not finite or below the smallest normal float64.
 """
 
 from __future__ import annotations
@@ -34,7 +46,13 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 from cvstats.errors import CubeError, DesignError
-from cvstats.kernels._validation import ArgumentError, as_float_array, validate_alpha
+from cvstats.kernels._validation import (
+    TINY,
+    ArgumentError,
+    as_float_array,
+    check_float_range,
+    validate_alpha,
+)
 
 __all__ = [
     "ESTIMATORS",
@@ -247,7 +265,10 @@ def kfold_statistics(e: ArrayLike, fold: ArrayLike) -> KFoldStatistics:
         If ``K`` does not divide ``n``, a fold has not ``n/K`` examples, or
         there is a single fold.
     CubeError
-        If ``e`` has NaN or infinite values.
+        If ``e`` has NaN or infinite values, or values so large (about
+        ``1e154`` and up) or so small (about ``1e-154`` and down, not all zero)
+        that ``Σ e_i²``, ``Σ_k S_k²`` or ``(Σ e_i)²`` overflows or underflows
+        float64; the message says by which power of ten to rescale the losses.
 
     Examples
     --------
@@ -260,19 +281,42 @@ def kfold_statistics(e: ArrayLike, fold: ArrayLike) -> KFoldStatistics:
     return _statistics(as_float_array(e, "e"), fold)[0]
 
 
-def _statistics(arr: FloatArray, fold: ArrayLike) -> tuple[KFoldStatistics, int]:
-    """:func:`kfold_statistics` on a float array, also returning ``K``."""
+def _statistics(
+    arr: FloatArray,
+    fold: ArrayLike,
+    method: str = "K-fold statistics",
+    of: str = "out-of-fold errors",
+) -> tuple[KFoldStatistics, int]:
+    """:func:`kfold_statistics` on a float array, also returning ``K``.
+
+    `method` and `of` name the caller and the errors in a float-range error.
+    """
     arr, codes, K, m = _fold_iv(arr, fold)
     _finite_iv(arr, "e")
     n = arr.shape[-1]
-    sums = _fold_sums(arr, codes, K, m)
-    q = np.sum(arr * arr, axis=-1)
-    ss = np.sum(sums * sums, axis=-1)
-    t = np.sum(sums, axis=-1)
-    s1 = q / n
-    s2 = (ss - q) / (n * (m - 1)) if m > 1 else np.full(q.shape, np.nan)
-    s3 = (t * t - ss) / (n * (n - m))
-    return KFoldStatistics(s1[()], np.asarray(s2)[()], s3[()], (t / n)[()]), K
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: an error, raised below
+        sums = _fold_sums(arr, codes, K, m)
+        q = np.sum(arr * arr, axis=-1)
+        ss = np.sum(sums * sums, axis=-1)
+        t = np.sum(sums, axis=-1)
+        tt = t * t
+        s1 = q / n
+        s2 = (ss - q) / (n * (m - 1)) if m > 1 else np.full(q.shape, np.nan)
+        s3 = (tt - ss) / (n * (n - m))
+        mean = t / n
+    # every case check_float_range can flag; otherwise the n errors are not read again
+    over = np.isinf(q) | np.isinf(ss) | np.isinf(tt) | np.isinf(mean)
+    if np.any(over | (q < TINY)):
+        check_float_range(
+            arr,
+            np.where(np.isinf(ss) | np.isinf(tt), np.inf, q),
+            method=method,
+            what="Σ e_i² (or Σ_k S_k², (Σ e_i)², behind s1, s2, s3)",
+            of=of,
+            centred=False,
+            estimate=mean,
+        )
+    return KFoldStatistics(s1[()], np.asarray(s2)[()], s3[()], mean[()]), K
 
 
 # --------------------------------------------------------------------------
@@ -424,7 +468,13 @@ def _from_sums(
     return KFoldMoments(mubar, sigma2, omega, gamma, c1, c2, c3, theta, l1, l2, l3, emp)
 
 
-def _moments(e: ArrayLike, fold: ArrayLike) -> tuple[KFoldMoments, KFoldMoments]:
+_MOMENTS = "K-fold moments"
+
+
+def _moments(
+    e: ArrayLike, fold: ArrayLike, *, stderr: bool = True
+) -> tuple[KFoldMoments, KFoldMoments | None]:
+    """Estimates and (with `stderr`) jackknife standard errors of :func:`kfold_moments`."""
     arr = as_float_array(e, "e", min_ndim=2)
     N = arr.shape[-2]
     if N < 2:
@@ -435,25 +485,46 @@ def _moments(e: ArrayLike, fold: ArrayLike) -> tuple[KFoldMoments, KFoldMoments]
     _finite_iv(arr, "e")
     # shift by a constant per batch element: the estimators are shift-invariant
     # (σ², ω, γ are covariances), and centring avoids cancellation in s - μ².
-    shift = np.mean(arr, axis=(-2, -1), keepdims=True)
-    st, K = _statistics(arr - shift, fold)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: an error, raised below
+        shift = np.mean(arr, axis=(-2, -1), keepdims=True)
+        centred = arr - shift
+    st, K = _statistics(centred, fold, _MOMENTS, "out-of-fold errors minus their grand mean")
     n = arr.shape[-1]
     mean = st.mean
-    parts = (st.s1, st.s2, st.s3, mean, mean * mean)
-    sums = [np.sum(p, axis=-1) for p in parts]
-    est = _from_sums(*sums, N, n, K)
+    with np.errstate(over="ignore", invalid="ignore"):
+        parts = (st.s1, st.s2, st.s3, mean, mean * mean)
+        sums = [np.sum(p, axis=-1) for p in parts]
+        est = _from_sums(*sums, N, n, K)
+    check_float_range(
+        mean,
+        sums[4],
+        method=_MOMENTS,
+        what="Σ_r μ̂_r², behind the μ² estimate and the empirical variance of the μ̂_r",
+        of="run means μ̂_r minus the grand mean",
+        centred=False,
+        estimate=est.mu,
+    )
     est = est._replace(mu=est.mu + shift[..., 0, 0])
+    if not stderr:
+        return est, None
     # jackknife over runs: leave run r out (N - 1 >= 2 needed for the μ² term)
     if N >= 3:
-        loo = _from_sums(
-            *(s[..., None] - p for s, p in zip(sums, parts, strict=True)), N - 1, n, K
-        )
-        se = KFoldMoments(
-            *(
-                np.sqrt((N - 1) / N * np.sum((x - x.mean(-1, keepdims=True)) ** 2, axis=-1))
-                for x in loo
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow: an error, raised below
+            loo = _from_sums(
+                *(s[..., None] - p for s, p in zip(sums, parts, strict=True)), N - 1, n, K
             )
-        )
+            spread = [np.sum((x - x.mean(-1, keepdims=True)) ** 2, axis=-1) for x in loo]
+        for name, x, ss in zip(KFoldMoments._fields, loo, spread, strict=True):
+            # every field but μ is a variance: its squared deviations are 4th powers
+            check_float_range(
+                x,
+                ss,
+                method=_MOMENTS,
+                what=f"the jackknife sum of squares of {name}",
+                of=f"leave-one-run-out estimates of {name}",
+                power=1 if name == "mu" else 2,
+            )
+        se = KFoldMoments(*(np.sqrt((N - 1) / N * ss) for ss in spread))
     else:
         se = KFoldMoments(*(np.full(np.shape(x), np.nan) for x in est))
     return est, se
@@ -501,7 +572,11 @@ def kfold_moments(e: ArrayLike, fold: ArrayLike) -> KFoldMoments:
     DesignError
         If ``N < 2``, ``K`` does not divide ``n`` or the folds are unequal.
     CubeError
-        If ``e`` has NaN or infinite values.
+        If ``e`` has NaN or infinite values, or deviations from their grand
+        mean so large (about ``1e154`` and up) or so small (about ``1e-154``
+        and down, not all zero) that the sums of squares behind the
+        statistics overflow or underflow float64; the message says by which
+        power of ten to rescale the losses.
 
     See Also
     --------
@@ -516,7 +591,7 @@ def kfold_moments(e: ArrayLike, fold: ArrayLike) -> KFoldMoments:
     >>> bool(np.isclose(mom.theta, mom.empirical_var))
     True
     """
-    return _moments(e, fold)[0]
+    return _moments(e, fold, stderr=False)[0]
 
 
 def kfold_moments_stderr(e: ArrayLike, fold: ArrayLike) -> KFoldMoments:
@@ -540,6 +615,14 @@ def kfold_moments_stderr(e: ArrayLike, fold: ArrayLike) -> KFoldMoments:
     KFoldMoments
         Standard errors of the fields of :func:`kfold_moments` (NaN when
         ``N < 3``; ``lambda1`` also NaN for ``m = 1``).
+
+    Raises
+    ------
+    CubeError
+        As :func:`kfold_moments`, and where the jackknife sums of squared
+        deviations of the variance estimates (fourth powers of the errors)
+        overflow or underflow float64: deviations of the errors from their
+        grand mean beyond about ``1e77`` or below about ``1e-77``.
     """
     return _moments(e, fold)[1]
 

@@ -17,6 +17,17 @@ minus the Jacobian of ``Σ_i g_i`` (which here equals the observed one at
 
 No xarray here: the sample axis is ``-2`` and the member axis ``-1``, every
 leading axis is a batch axis, and nothing loops over the batch.
+
+Floating-point range: ``δ̂`` is a mean of squares, so values whose deviations
+from ``β̂`` are beyond about ``1e154`` (or below about ``1e-154``) overflow (or
+underflow) float64; ``B`` sums squares of ``g_i``, fourth powers of the
+deviations, and leaves the range beyond about ``1e77`` (or below about
+``1e-77``). :func:`lemma1_fit` (hence :func:`lemma1_components`) raises a
+:class:`~cvstats.errors.CubeError` saying how to rescale instead of returning
+infinite, NaN or zero estimates and standard errors
+(:func:`~cvstats.kernels._validation.check_float_range`), from ``T``, ``δ̂``
+and the ``N x 3`` values ``g_i``; infinite values in ``T`` (e.g. squares that
+overflowed before the fit) are reported the same way.
 """
 
 from __future__ import annotations
@@ -28,7 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from cvstats.errors import DesignError, ZeroVarianceWarning
-from cvstats.kernels._validation import ArgumentError, as_float_array
+from cvstats.kernels._validation import ArgumentError, as_float_array, check_float_range
 
 __all__ = [
     "Lemma1Fit",
@@ -38,9 +49,12 @@ __all__ = [
     "lemma1_fit",
     "lemma1_components",
     "political_ratio_from_rho",
+    "squared_half_differences",
 ]
 
 FloatArray = NDArray[np.float64]
+
+_METHOD = "Lemma-1 fit"
 
 
 class Lemma1Fit(NamedTuple):
@@ -98,6 +112,14 @@ def _rows_iv(T: ArrayLike, name: str = "T") -> FloatArray:
             f"correlation between members), got K = {K}."
         )
     bad = ~np.isfinite(arr)
+    if np.any(bad) and not np.isnan(arr).any():  # ±inf only: numbers that overflowed
+        check_float_range(
+            arr.reshape(*arr.shape[:-2], N * K),
+            np.zeros(arr.shape[:-2]),
+            method=_METHOD,
+            what=f"`{name}`",
+            of=f"values of `{name}`",
+        )
     if np.any(bad):
         raise ArgumentError(
             f"`{name}` holds {int(bad.sum())} NaN or infinite value(s) out of {arr.size}; the "
@@ -178,12 +200,25 @@ def lemma1_bread(theta: ArrayLike, N: int, K: int) -> FloatArray:
 
 
 def _estimates(arr: FloatArray) -> FloatArray:
-    """Closed-form root ``(β̂, δ̂, π̂)`` of ``Σ_i g_i(θ) = 0``; NaN ``π̂`` where ``δ̂ = 0``."""
-    K = arr.shape[-1]
-    beta = arr.mean(axis=(-2, -1))
-    dev = arr - beta[..., None, None]
-    delta = np.mean(dev**2, axis=(-2, -1))
-    v = np.mean(dev.mean(axis=-1) ** 2, axis=-1)
+    """Closed-form root ``(β̂, δ̂, π̂)`` of ``Σ_i g_i(θ) = 0``; NaN ``π̂`` where ``δ̂ = 0``.
+
+    Raises a :class:`~cvstats.errors.CubeError` first where ``δ̂`` or ``β̂``
+    left float64's range (not a misleading zero-variance warning).
+    """
+    N, K = arr.shape[-2:]
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: an error, raised below
+        beta = arr.mean(axis=(-2, -1))
+        dev = arr - beta[..., None, None]
+        delta = np.mean(dev**2, axis=(-2, -1))
+        v = np.mean(dev.mean(axis=-1) ** 2, axis=-1)
+    check_float_range(
+        arr.reshape(*arr.shape[:-2], N * K),
+        delta,
+        method=_METHOD,
+        what=f"δ̂, the mean squared deviation of the N·K = {N * K} values from β̂",
+        of="values of T",
+        estimate=beta,
+    )
     zero = delta == 0
     if np.any(zero):
         warnings.warn(
@@ -196,6 +231,28 @@ def _estimates(arr: FloatArray) -> FloatArray:
     with np.errstate(divide="ignore", invalid="ignore"):
         pi = (K * v / delta - 1.0) / (K - 1)
     return np.stack([beta, delta, np.where(zero, np.nan, pi)], axis=-1)
+
+
+#: The three components of ``g_i`` and how they scale with the values of ``T``.
+_G_TERMS = (("g_i,β = T̄_i - β̂", 1), ("g_i,δ", 2), ("g_i,π", 2))
+
+
+def _check_meat(g: FloatArray, B: FloatArray, delta: FloatArray) -> None:
+    """Raise where a diagonal entry ``B_jj = Σ_i g_ij²`` of the sandwich left float64's range.
+
+    ``|B_jk| <= sqrt(B_jj B_kk)``, so the diagonal bounds every entry. Not
+    checked where ``δ̂ = 0`` (all values equal: the covariance is NaN there).
+    """
+    for j, (term, power) in enumerate(_G_TERMS):
+        check_float_range(
+            g[..., j],
+            np.where(delta == 0, np.nan, B[..., j, j]),
+            method=_METHOD,
+            what=f"the sandwich meat B = Σ_i g_i g_iᵀ (its entry for {term})",
+            of=f"terms {term} of the N rows",
+            centred=False,
+            power=power,
+        )
 
 
 def lemma1_fit(T: ArrayLike) -> Lemma1Fit:
@@ -232,7 +289,13 @@ def lemma1_fit(T: ArrayLike) -> Lemma1Fit:
     DesignError
         If ``N < 2`` or ``K < 2``.
     ArgumentError
-        If `T` holds NaN or infinite values.
+        If `T` holds NaN values.
+    CubeError
+        If `T` holds infinite values, or values whose deviations from ``β̂``
+        are so large or so small that ``δ̂`` (beyond about ``1e154`` or below
+        about ``1e-154``) or the sandwich ``B`` (about ``1e77`` and ``1e-77``)
+        overflows or underflows float64 (not all deviations zero); the message
+        says by which power of ten to rescale.
 
     Warns
     -----
@@ -255,8 +318,10 @@ def lemma1_fit(T: ArrayLike) -> Lemma1Fit:
     arr = _rows_iv(T)
     N, K = arr.shape[-2:]
     theta = _estimates(arr)
-    g = lemma1_estimating_function(arr, theta)
-    B = np.einsum("...ni,...nj->...ij", g, g)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: an error, raised below
+        g = lemma1_estimating_function(arr, theta)
+        B = np.einsum("...ni,...nj->...ij", g, g)
+    _check_meat(g, B, theta[..., 1])
     A = lemma1_bread(theta, N, K)
     bad = ~np.isfinite(A).all(axis=(-2, -1)) | (theta[..., 1] == 0)
     A = np.where(bad[..., None, None], np.eye(3), A)  # keep the stacked solve non-singular
@@ -311,6 +376,49 @@ def lemma1_components(T: ArrayLike) -> Lemma1Components:
         within_se=_delta_se(fit.cov, grad_within),
         pi_se=se[..., 2],
     )
+
+
+def squared_half_differences(a: ArrayLike, b: ArrayLike) -> FloatArray:
+    """Return ``(a - b)²``, the squared half differences behind ``r`` (theory.md §5).
+
+    The squares are the values ``fit_r`` hands to :func:`lemma1_fit`; squaring
+    numbers beyond about ``1e154`` overflows and below about ``1e-154``
+    underflows float64 (the kernel would then take exact zeros for equal
+    halves), so both are caught here on the differences themselves.
+
+    Parameters
+    ----------
+    a, b : array_like, shape (..., M)
+        Mean losses of the two halves of each of ``M`` half-splits.
+
+    Returns
+    -------
+    ndarray, shape (..., M)
+        The squared differences.
+
+    Raises
+    ------
+    CubeError
+        If a squared difference overflows, or underflows while the
+        differences are not all zero; the message says how to rescale.
+
+    Examples
+    --------
+    >>> squared_half_differences([1.0, 2.0], [0.5, 2.0])
+    array([0.25, 0.  ])
+    """
+    diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    with np.errstate(over="ignore", under="ignore"):
+        sq = diff * diff
+    check_float_range(
+        diff[..., None],
+        sq,
+        method="fit_r",
+        what="a squared half difference",
+        of="half differences",
+        centred=False,
+    )
+    return sq
 
 
 def political_ratio_from_rho(

@@ -20,6 +20,15 @@ and then::
 with the interval ``estimate ± z_{1-α/2} se`` for ``Err_XY``, the error of
 the model fitted on all ``n`` examples. Plain numpy: the last axes are core
 axes, every leading axis is a batch.
+
+Floating-point range: ``var(e_in)``, ``var(e_out)`` and ``a_k`` are sums of
+squares, so losses beyond about ``1e154`` (or below about ``1e-154``) in
+absolute value overflow (or underflow) float64. :func:`nested_terms` raises a
+:class:`~cvstats.errors.CubeError` saying how to rescale the losses instead of
+returning an infinite, NaN or zero standard error
+(:func:`~cvstats.kernels._validation.check_float_range`), from the per-fold
+means and the variances; the inner losses are read again only where
+``var(e_in)`` is not finite or below the smallest normal float64.
 """
 
 from __future__ import annotations
@@ -29,7 +38,13 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cvstats.kernels._validation import ArgumentError, as_float_array
+from cvstats.kernels._validation import (
+    TINY,
+    ArgumentError,
+    as_float_array,
+    check_float_range,
+    difference,
+)
 
 __all__ = ["NestedTerms", "bias_factor", "route_nested", "nested_terms", "nested_cv"]
 
@@ -166,6 +181,45 @@ def _mean_var(
     return mean, var, cnt
 
 
+def _check_range(
+    inner: FloatArray,
+    var_in: FloatArray,
+    estimate: FloatArray,
+    gap: FloatArray,
+    a: FloatArray,
+    mse: FloatArray,
+) -> None:
+    """Raise where a sum of squares of the nested-CV terms left float64's range.
+
+    First ``var(e_in)`` (behind ``se_naive``, which bounds ``stderr`` on both
+    sides) with the estimate; the inner losses are read again only where
+    ``var(e_in)`` is infinite, NaN or below the smallest normal float64 or the
+    estimate is not finite (every case :func:`check_float_range` can flag
+    there). Then the per-fold gaps ``mean(e_in) - mean(e_out)`` behind
+    ``a_k``, with ``MSE^`` (infinite also where ``var(e_out)`` overflowed).
+    """
+    method = "nested CV"
+    suspect = ~np.isfinite(var_in) | ~np.isfinite(estimate) | (var_in < TINY)
+    if np.any(suspect):
+        check_float_range(
+            inner.reshape(*inner.shape[:-3], -1),
+            var_in,
+            method=method,
+            what="the sample variance of the inner losses e_in (behind se_naive)",
+            of="inner losses e_in",
+            estimate=estimate,
+        )
+    check_float_range(
+        gap.reshape(*gap.shape[:-2], -1),
+        a.mean(axis=(-2, -1)),
+        method=method,
+        what="MSE^ = mean over folds of (mean(e_in) - mean(e_out))² - var(e_out)/|I_k|",
+        of="per-fold gaps mean(e_in) - mean(e_out)",
+        centred=False,
+        estimate=mse,
+    )
+
+
 def nested_terms(
     e_out: ArrayLike, fold: ArrayLike, e_in: ArrayLike, *, mu0: float = 0.0
 ) -> NestedTerms:
@@ -185,6 +239,17 @@ def nested_terms(
     Returns
     -------
     NestedTerms
+
+    Raises
+    ------
+    ArgumentError
+        If the shapes disagree, `e_in` is not NaN exactly on the outer fold, or
+        a fold has fewer than 2 examples.
+    CubeError
+        Where the losses are so large (about ``1e154`` and up) or so small
+        (about ``1e-154`` and down) that a variance, ``a_k`` or the estimate
+        overflows or underflows float64; the message says by which power of
+        ten to rescale the losses (the statistic is unchanged by rescaling).
     """
     out = as_float_array(e_out, "e_out", min_ndim=2)
     inner = as_float_array(e_in, "e_in", min_ndim=3)
@@ -207,15 +272,18 @@ def nested_terms(
             f"every fold needs at least 2 examples for var(e_out), got {int(sizes.min())}."
         )
     out_k = np.broadcast_to(out[..., None, :], in_outer.shape)
-    mean_out, var_out, size = _mean_var(out_k, in_outer, (-1,))
-    mean_in = np.nanmean(inner, axis=-1)
-    a = (mean_in - mean_out) ** 2
-    b = var_out / size
-    mse = (a - b).mean(axis=(-2, -1))
-    err_ncv, var_in, _ = _mean_var(inner, ~in_outer, (-3, -2, -1))
-    err_cv = out.mean(axis=(-2, -1))
-    bias = bias_factor(K) * (err_ncv - err_cv)
-    estimate = err_ncv - bias
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: an error, raised below
+        mean_out, var_out, size = _mean_var(out_k, in_outer, (-1,))
+        mean_in = np.nanmean(inner, axis=-1)
+        a = (mean_in - mean_out) ** 2
+        b = var_out / size
+        mse = (a - b).mean(axis=(-2, -1))
+        err_ncv, var_in, _ = _mean_var(inner, ~in_outer, (-3, -2, -1))
+        err_cv = out.mean(axis=(-2, -1))
+        bias = bias_factor(K) * (err_ncv - err_cv)
+        estimate = err_ncv - bias
+        gap = difference(mean_in, mean_out)
+    _check_range(inner, var_in, estimate, gap, a, mse)
     se_naive = np.sqrt(var_in / n)
     se_ncv = np.sqrt(np.maximum((K - 1) / K * mse, 0.0))
     stderr = np.clip(se_ncv, se_naive, np.sqrt(K) * se_naive)
