@@ -26,7 +26,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
 from cvstats import designs
-from cvstats.collect import collect
+from cvstats.designs.collect import collect
 
 TARGET_RATIO = 1.05
 #: keyword arguments of ``run`` for ``python -m benchmarks --quick``

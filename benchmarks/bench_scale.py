@@ -6,7 +6,7 @@ cube with ``n2 = n/10`` over a ``dataset`` dim, with and without its
 compact ``slot`` dim), and reports for each
 
 * the bytes of the dense cube and of its compact Dataset
-  (``cvstats.compact.to_compact``: test losses, ``example_index``, packed
+  (``cvstats.cube.compact.to_compact``: test losses, ``example_index``, packed
   ``in_train``);
 * the time of ``corrected_resampled_t`` and ``conservative_z`` on the
   dense cube (baseline) and on the compact cube (candidate), validation
@@ -47,7 +47,7 @@ import xarray as xr
 
 import cvstats
 from cvstats import designs
-from cvstats.compact import compact_cube, to_compact
+from cvstats.cube.compact import compact_cube, to_compact
 
 METHODS = ("corrected_resampled_t", "conservative_z")
 FIELDS = ("estimate", "stderr", "statistic", "df", "pvalue")
@@ -217,7 +217,7 @@ def write_large(
             "split": d["split"].values,
             "example": d["example"].values,
             "model": np.asarray([f"m{k}" for k in range(n_models)], dtype=object),
-            **{c: ("split", d[c].values) for c in cvstats.schema.SPLIT_COORDS},
+            **{c: ("split", d[c].values) for c in cvstats.cube.schema.SPLIT_COORDS},
         },
         name="loss",
         attrs=dict(d.attrs),

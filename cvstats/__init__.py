@@ -2,20 +2,34 @@
 
 from __future__ import annotations
 
-from cvstats import compact, designs
-from cvstats.bayes import BayesianResult, bayesian_correlated_t
-from cvstats.bayle import bayle_cv
-from cvstats.collect import collect
-from cvstats.compact import compact_cube, from_compact, open_compact, save_compact, to_compact
-from cvstats.compare import ComparisonTable, compare
-from cvstats.conditional import (
+from cvstats import designs
+from cvstats._version import __version__
+from cvstats.across.conditional import (
     WinnerTable,
     cv_bias,
     cv_estimates,
     variance_decomposition,
     winner_table,
 )
-from cvstats.cube import from_arrays, from_frame, validate
+from cvstats.across.kfold_variance import kfold_moments, kfold_statistics, quadratic_estimator_bias
+from cvstats.across.lemma1 import fit_lemma1
+from cvstats.across.ranks import (
+    FriedmanResult,
+    PairwiseResult,
+    RankReport,
+    WilcoxonResult,
+    cd_diagram,
+    friedman_test,
+    pairwise_wilcoxon,
+    rank_report,
+    wilcoxon_test,
+)
+from cvstats.across.rho import fit_r, fit_rho
+from cvstats.cube import compact, from_arrays, from_frame, validate
+from cvstats.cube.compact import compact_cube, from_compact, open_compact, save_compact, to_compact
+from cvstats.cube.formula import contrast_matrix, contrasts, pairwise, parse_formula
+from cvstats.cube.storage import open_cube, save
+from cvstats.designs.collect import collect
 from cvstats.errors import (
     ArgumentError,
     CubeError,
@@ -27,11 +41,7 @@ from cvstats.errors import (
     StorageError,
     ZeroVarianceWarning,
 )
-from cvstats.formula import contrast_matrix, contrasts, pairwise, parse_formula
-from cvstats.io import open_cube, save
-from cvstats.kfold_variance import kfold_moments, kfold_statistics, quadratic_estimator_bias
-from cvstats.lemma1 import fit_lemma1
-from cvstats.methods import (
+from cvstats.inference import (
     bootstrap_t,
     combined_5x2cv_f,
     conservative_z,
@@ -44,23 +54,12 @@ from cvstats.methods import (
     mcnemar,
     resampled_t,
 )
-from cvstats.nested import nested_cv_interval
-from cvstats.ranks import (
-    FriedmanResult,
-    PairwiseResult,
-    RankReport,
-    WilcoxonResult,
-    cd_diagram,
-    friedman_test,
-    pairwise_wilcoxon,
-    rank_report,
-    wilcoxon_test,
-)
+from cvstats.inference.bayes import BayesianResult, bayesian_correlated_t
+from cvstats.inference.bayle import bayle_cv
+from cvstats.inference.nested import nested_cv_interval
+from cvstats.reporting.compare import ComparisonTable, compare
+from cvstats.reporting.tables import PublicationTable, nadeau_bengio_table, publication_table
 from cvstats.results import ConfidenceInterval, InferenceResult
-from cvstats.rho import fit_r, fit_rho
-from cvstats.tables import PublicationTable, nadeau_bengio_table, publication_table
-
-__version__ = "0.1.0"
 
 __all__ = [
     "nested_cv_interval",

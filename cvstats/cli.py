@@ -6,6 +6,9 @@ breast-cancer data, collects the 0/1 losses of three classifiers, saves the
 cube, prints what it holds and the comparison table of every method.
 ``cvstats table CUBE`` prints that table for a saved cube; ``cvstats study``
 re-runs the simulation studies of the papers (:mod:`cvstats.studies`).
+
+The top layer of cvstats (see ``docs/architecture.md``): may import every layer;
+nothing imports it.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from pathlib import Path
 
 import xarray as xr
 
-from cvstats.compare import compare
+from cvstats.reporting.compare import compare
 
 __all__ = ["main", "describe"]
 
@@ -75,8 +78,8 @@ def _demo(args: argparse.Namespace) -> int:
     from sklearn.tree import DecisionTreeClassifier
 
     from cvstats import designs
-    from cvstats.collect import collect
-    from cvstats.io import save
+    from cvstats.cube.storage import save
+    from cvstats.designs.collect import collect
 
     X, y = load_breast_cancer(return_X_y=True)
     n = len(y)
@@ -113,7 +116,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _table(args: argparse.Namespace) -> int:
-    from cvstats.io import open_cube
+    from cvstats.cube.storage import open_cube
 
     cube = open_cube(args.cube)
     formula = args.formula or f"{cube.name} ~ model"

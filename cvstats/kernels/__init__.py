@@ -1,17 +1,23 @@
 """Array kernels: the formulas of theory.md §2–§4 as plain numpy/scipy functions.
 
 No xarray here. Every kernel takes arrays whose *last* axes are the core dims
-and is vectorized over any leading batch dims, so that the estimator layer can
-call it through ``xarray.apply_ufunc`` with the core dims moved to the end.
+and is vectorized over any leading batch dims, so that the layers above can
+call it through :func:`cvstats.cube.apply.apply_kernel` (the one wrapper of
+``xarray.apply_ufunc``) with the core dims moved to the end.
 Test kernels return :class:`StatArrays` ``(estimate, stderr, statistic, df)``
 (or :class:`FArrays`, :class:`McNemarArrays`); p-values and intervals come
 from :mod:`cvstats.kernels.reference`.
+
+Layer 3 of cvstats (see ``docs/architecture.md``). May import numpy and scipy,
+and from the rest of the package only :mod:`cvstats.errors` and the numpy-only
+checks of :mod:`cvstats.cube.checks`; never xarray, pandas or dask.
 """
 
 from __future__ import annotations
 
+from cvstats.cube.checks import ALTERNATIVES, ArgumentError
 from cvstats.kernels._core import FArrays, StatArrays
-from cvstats.kernels._validation import ALTERNATIVES, ArgumentError
+from cvstats.kernels.correlation import fisher_z_interval, pearson_r
 from cvstats.kernels.fivebytwo import (
     FIVE_BY_TWO_VARIANTS,
     alpaydin_f,
@@ -64,6 +70,7 @@ __all__ = [
     "critical_value",
     "dietterich_5x2_t",
     "dietterich_variance",
+    "fisher_z_interval",
     "holdout_t",
     "kfold_t",
     "mcnemar_chi2",
@@ -72,6 +79,7 @@ __all__ = [
     "mcnemar_z",
     "n_test",
     "nan_moments",
+    "pearson_r",
     "political_ratio_bootstrap",
     "political_ratio_corrected",
     "political_ratio_dietterich",

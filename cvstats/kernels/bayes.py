@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from cvstats.kernels._validation import (
+from cvstats.cube.checks import (
     ArgumentError,
     as_float_array,
     check_core_length,

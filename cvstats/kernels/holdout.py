@@ -7,7 +7,7 @@ Floating-point range: a variance is a sum of squares, so losses beyond
 about ``1e154`` (or below about ``1e-154``) in absolute value overflow (or
 underflow) float64. The hold-out t raises a :class:`~cvstats.errors.CubeError`
 saying how to rescale the losses instead of returning an infinite or zero
-standard error (:func:`~cvstats.kernels._validation.check_float_range`).
+standard error (:func:`~cvstats.cube.checks.check_float_range`).
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-from cvstats.errors import CubeError, DesignError
-from cvstats.kernels._core import StatArrays, statistic_from_variance
-from cvstats.kernels._validation import (
+from cvstats.cube.checks import (
     ArgumentError,
     as_float_array,
     validate_alternative,
     warn_if_zero,
 )
+from cvstats.errors import CubeError, DesignError
+from cvstats.kernels._core import StatArrays, statistic_from_variance
 from cvstats.kernels.moments import nan_moments
 from cvstats.kernels.reference import pvalue
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cvstats.kernels._validation import ArgumentError, as_float_array, positive_array
-from cvstats.kernels.reference import _sf, critical_value
+from cvstats.cube.checks import ArgumentError, as_float_array, positive_array
+from cvstats.kernels.reference import critical_value, survival
 
 __all__ = [
     "rho0",
@@ -203,5 +203,5 @@ def predicted_rejection_rate(
     ratio = positive_array(ratio, "ratio")
     c = critical_value(df, alpha, alternative)
     df = np.broadcast_to(as_float_array(df, "df", min_ndim=0), np.shape(c))
-    tail = _sf(np.asarray(c / np.sqrt(ratio)), np.asarray(df, dtype=np.float64))
+    tail = survival(np.asarray(c / np.sqrt(ratio)), np.asarray(df, dtype=np.float64))
     return (2.0 * tail if alternative == "two-sided" else tail)[()]

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from cvstats.kernels._validation import ArgumentError, as_float_array, validate_alpha
+from cvstats.cube.checks import ArgumentError, as_float_array, validate_alpha
 
 __all__ = [
     "FriedmanArrays",

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-from cvstats.kernels._validation import (
+from cvstats.cube.checks import (
     ArgumentError,
     as_float_array,
     validate_alpha,
@@ -35,7 +35,7 @@ def _df_iv(df: ArrayLike, name: str = "df") -> NDArray[np.float64]:
     return arr
 
 
-def _sf(x: NDArray[np.float64], df: NDArray[np.float64]) -> NDArray[np.float64]:
+def survival(x: NDArray[np.float64], df: NDArray[np.float64]) -> NDArray[np.float64]:
     """Survival function of ``t_df``, normal where ``df`` is infinite."""
     normal = np.isinf(df)
     return np.where(normal, stats.norm.sf(x), stats.t.sf(x, np.where(normal, 1.0, df)))
@@ -78,11 +78,11 @@ def pvalue(
     df = _df_iv(df)
     t, df = np.broadcast_arrays(t, df)
     if alternative == "two-sided":
-        p = np.minimum(2.0 * _sf(np.abs(t), df), 1.0)
+        p = np.minimum(2.0 * survival(np.abs(t), df), 1.0)
     elif alternative == "greater":
-        p = _sf(t, df)
+        p = survival(t, df)
     else:
-        p = _sf(-t, df)
+        p = survival(-t, df)
     return p[()]
 
 

@@ -19,6 +19,9 @@
 * :func:`method_results`, :func:`rejection_rates`, :func:`mu0_grid`,
   :func:`study_table`, :func:`power_figure` — methods of theory.md §4, size
   and power over any grid of ``μ0``, Table-2-style summaries and power curves.
+
+Layer 8 of cvstats (see ``docs/architecture.md``): may import every layer below
+(data model to reporting); only the CLI imports it.
 """
 
 from __future__ import annotations

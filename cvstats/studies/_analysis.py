@@ -18,11 +18,12 @@ import xarray as xr
 from scipy import stats as sps
 
 from cvstats import kernels
+from cvstats.across.lemma1 import fit_lemma1
+from cvstats.cube.apply import apply_kernel
+from cvstats.cube.checks import validate_alpha
 from cvstats.errors import ArgumentError, ZeroVarianceWarning
-from cvstats.kernels._validation import validate_alpha
-from cvstats.lemma1 import fit_lemma1
+from cvstats.reporting.tables import PublicationTable, nadeau_bengio_table
 from cvstats.studies._splits import CONFIGS
-from cvstats.tables import PublicationTable, nadeau_bengio_table
 
 __all__ = [
     "METHOD_NAMES",
@@ -255,7 +256,8 @@ def rejection_rates(
     """
     alpha = validate_alpha(alpha)
     mu0 = xr.DataArray(mu0) if not isinstance(mu0, xr.DataArray) else mu0
-    crit = xr.apply_ufunc(lambda df: kernels.critical_value(df, alpha), results["df"].fillna(1.0))
+    df = results["df"].fillna(1.0)
+    (crit,) = apply_kernel(kernels.critical_value, [df], [[]], 1, alpha=alpha)
     with np.errstate(invalid="ignore", divide="ignore"):
         reject = abs(results["estimate"] - mu0) > crit * results["stderr"]
     rate = reject.mean("dataset").where(results["estimate"].notnull().all("dataset"))
@@ -306,13 +308,13 @@ def rho_r_fit(
     means of each dataset) and :func:`cvstats.fit_r` (rows: the ``M_r``
     values ``(μ̂_(m) - μ̂^c_(m))²`` with ``J_r`` splits inside halves, default
     ``min(15, J)``), run
-    directly on the stored split means through :func:`cvstats.lemma1.fit_lemma1`.
+    directly on the stored split means through :func:`cvstats.across.lemma1.fit_lemma1`.
 
     Returns
     -------
     tuple of xarray.Dataset
         The ``ρ`` fit over ``(config, quantity)`` and the ``r`` fit over ``quantity``
-        (variables of :func:`cvstats.lemma1.fit_lemma1`: ``beta``, ``pi``, ``pi_ci`` ...).
+        (variables of :func:`cvstats.across.lemma1.fit_lemma1`: ``beta``, ``pi``, ``pi_ci`` ...).
     """
     J_rho = ds.sizes["j"] if J_rho is None else J_rho
     M_r = ds.sizes["m"] if M_r is None else M_r

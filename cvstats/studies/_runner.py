@@ -73,8 +73,8 @@ import numpy as np
 import xarray as xr
 from numpy.typing import NDArray
 
+from cvstats.cube.checks import check_int
 from cvstats.errors import ArgumentError, CvstatsWarning, StorageError
-from cvstats.kernels._validation import check_int
 from cvstats.studies._splits import (
     CONFIGS,
     DatasetSplits,

@@ -34,7 +34,7 @@ import numpy as np
 import xarray as xr
 from numpy.typing import NDArray
 
-from cvstats.schema import EXAMPLE, INT_SPLIT_COORDS, SPLIT
+from cvstats.cube.schema import EXAMPLE, INT_SPLIT_COORDS, SPLIT
 
 __all__ = [
     "CONFIGS",

@@ -45,8 +45,8 @@ from typing import Any
 import pandas as pd
 import xarray as xr
 
+from cvstats.cube.checks import check_int, validate_alpha
 from cvstats.errors import ArgumentError, CvstatsError, StorageError
-from cvstats.kernels._validation import check_int, validate_alpha
 from cvstats.studies._analysis import (
     j_study,
     m_study,

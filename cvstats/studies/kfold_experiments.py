@@ -33,10 +33,10 @@ import numpy as np
 import xarray as xr
 from numpy.typing import NDArray
 
+from cvstats.across.kfold_variance import quadratic_estimator_bias
+from cvstats.cube.checks import check_int
 from cvstats.errors import ArgumentError
-from cvstats.kernels._validation import check_int
 from cvstats.kernels.kfold import kfold_moments as _kfold_moments
-from cvstats.kfold_variance import quadratic_estimator_bias
 
 __all__ = [
     "simulate",

@@ -46,8 +46,8 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from cvstats.cube.checks import check_int
 from cvstats.errors import ArgumentError
-from cvstats.kernels._validation import check_int
 
 __all__ = [
     "LEARNERS",

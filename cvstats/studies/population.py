@@ -58,8 +58,8 @@ import numpy as np
 import xarray as xr
 from numpy.typing import NDArray
 
+from cvstats.cube.checks import check_int
 from cvstats.errors import ArgumentError
-from cvstats.kernels._validation import check_int
 from cvstats.studies._runner import (
     batch_signature,
     check_n_jobs,
@@ -500,7 +500,7 @@ def to_cube(ds: xr.Dataset, k: int) -> xr.DataArray:
     Examples
     --------
     >>> import tempfile, numpy as np
-    >>> from cvstats.conditional import cv_estimates
+    >>> from cvstats.across.conditional import cv_estimates
     >>> pop = synthetic_population(2000)
     >>> with tempfile.TemporaryDirectory() as d:
     ...     ds = run_population(pop, ["nb"], 3, d, N=40, folds=(2, 4), repetitions=2)

@@ -8,13 +8,13 @@ Input: the Dataset of :func:`cvstats.studies.population.run_population`.
   against the number of repetitions, with ``εc`` of the sample and ``εu``
   (mean ``εc`` over samples) as horizontal lines;
 * :func:`bias_table` — bias and accuracy of the estimate for ``εc`` and
-  ``εu`` after 1 and ``R`` repetitions (:func:`cvstats.conditional.cv_bias`);
+  ``εu`` after 1 and ``R`` repetitions (:func:`cvstats.across.conditional.cv_bias`);
 * :func:`decomposition_table` — sample vs internal variance of a single
-  repetition (:func:`cvstats.conditional.variance_decomposition`);
+  repetition (:func:`cvstats.across.conditional.variance_decomposition`);
 * :func:`winner_tables` — the 2×2 contingency tables of two learners'
   CV verdicts against their conditional errors over the samples, with
   ``P(true winner | CV winner)`` and ``P(CV winner | true winner)``
-  (:func:`cvstats.conditional.winner_table`);
+  (:func:`cvstats.across.conditional.winner_table`);
 * :func:`population_report` — all of the above, written to a directory.
 """
 
@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from cvstats.conditional import (
+from cvstats.across.conditional import (
     REPETITION,
     WinnerTable,
     cv_bias,
@@ -104,7 +104,7 @@ def bias_table(
 
     For each ``k`` and each number of repetitions ``r`` (default 1 and ``R``)
     the estimate of a sample is the mean of its first ``r`` repetitions;
-    :func:`cvstats.conditional.cv_bias` compares it over the samples with the
+    :func:`cvstats.across.conditional.cv_bias` compares it over the samples with the
     conditional errors and with ``εu`` (their mean).
 
     Returns
@@ -141,7 +141,7 @@ def bias_table(
 def decomposition_table(ds: xr.Dataset, *, alpha: float = 0.05) -> pd.DataFrame:
     """Sample vs internal variance of one repetition's estimate, per ``k`` and model.
 
-    :func:`cvstats.conditional.variance_decomposition` on the ``R`` repetitions
+    :func:`cvstats.across.conditional.variance_decomposition` on the ``R`` repetitions
     of every sample (needs ``R >= 2`` and 2 samples). The internal variance is
     what repeating the cross-validation averages away: the estimate of ``r``
     repetitions has variance ``sample + internal / r``.
@@ -193,7 +193,7 @@ def winner_tables(
         Numbers of repetitions of the CV estimate (default 1 and ``R``, the
         survey's "1 and 30 repetitions").
     ties : {"not_worse", "exclude"}
-        See :func:`cvstats.conditional.winner_table`.
+        See :func:`cvstats.across.conditional.winner_table`.
 
     Notes
     -----
@@ -216,7 +216,7 @@ def winner_tables(
         worse)``, ``P(CV a worse | a worse)``, ``P(CV a not worse | a not worse)``,
         ``agreement``, ``ties_cv``, ``ties_true``.
     tables : dict
-        The :class:`~cvstats.conditional.WinnerTable` of each row, keyed like
+        The :class:`~cvstats.across.conditional.WinnerTable` of each row, keyed like
         the index.
     """
     models = [str(m) for m in ds["model"].values.tolist()]

@@ -13,7 +13,7 @@ from sklearn.naive_bayes import GaussianNB  # noqa: E402
 from sklearn.neighbors import KNeighborsClassifier  # noqa: E402
 from sklearn.tree import DecisionTreeClassifier  # noqa: E402
 
-from cvstats.conditional import cv_bias, cv_estimates, variance_decomposition  # noqa: E402
+from cvstats.across.conditional import cv_bias, cv_estimates, variance_decomposition  # noqa: E402
 from cvstats.errors import ArgumentError, DesignError  # noqa: E402
 from cvstats.studies.cli import main  # noqa: E402
 from cvstats.studies.learners import (  # noqa: E402

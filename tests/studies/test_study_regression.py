@@ -5,7 +5,7 @@ from sklearn.dummy import DummyRegressor
 from sklearn.linear_model import LinearRegression
 
 import cvstats
-from cvstats import methods
+from cvstats import inference as methods
 from cvstats import studies as st
 from cvstats.errors import ArgumentError
 from cvstats.studies._splits import dataset_rngs

@@ -1,0 +1,15 @@
+"""Analyses across datasets and of a design's variance components.
+
+Layer 6 of cvstats (see ``docs/architecture.md``). What lives here:
+
+* :mod:`~cvstats.across.lemma1` — the Lemma-1 estimating-function fit of
+  Nadeau & Bengio (2003) across independent datasets;
+* :mod:`~cvstats.across.rho` — ``ρ`` and ``r`` from many datasets;
+* :mod:`~cvstats.across.kfold_variance` — Bengio & Grandvalet's (2004) K-fold
+  covariance components;
+* :mod:`~cvstats.across.conditional` — conditional vs unconditional error;
+* :mod:`~cvstats.across.ranks` — Friedman, Wilcoxon and critical differences (Demšar, 2006).
+
+May import every layer below (data model, designs, kernels, results, inference);
+never reporting, the studies or the CLI.
+"""

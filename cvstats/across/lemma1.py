@@ -1,0 +1,205 @@
+"""Fit the Lemma-1 structure across many independent datasets (theory.md §5).
+
+The estimator layer over :mod:`cvstats.kernels.lemma1`: named dims are mapped
+to the kernel's axes by :func:`cvstats.cube.apply.apply_kernel` (one
+``xarray.apply_ufunc`` bridge), so every other dim is vectorized over and
+dask-backed arrays stay lazy. Results are :class:`xarray.Dataset` objects
+whose intervals lie on a ``ci_bound`` dim with coordinates
+``["lower", "upper"]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+
+import numpy as np
+import xarray as xr
+from scipy import stats
+
+from cvstats.cube.apply import apply_kernel
+from cvstats.cube.checks import validate_alpha
+from cvstats.errors import ArgumentError, CvstatsTypeError, DesignError
+from cvstats.kernels.lemma1 import lemma1_components, lemma1_fit
+
+__all__ = [
+    "CI_BOUND",
+    "bounds",
+    "fit_lemma1",
+    "fit_components",
+    "normal_interval",
+    "with_interval",
+]
+
+#: Name of the dim holding interval bounds (coordinates ``["lower", "upper"]``).
+CI_BOUND = "ci_bound"
+_BOUNDS = np.array(["lower", "upper"])
+
+_PARAMS = ("beta", "delta", "pi")
+
+
+def normal_interval(estimate: xr.DataArray, stderr: xr.DataArray, alpha: float) -> xr.DataArray:
+    """``estimate ± z_{1-α/2} stderr`` over a trailing ``ci_bound`` dim (lazy on dask)."""
+    z = float(stats.norm.isf(alpha / 2))
+    return bounds(estimate - z * stderr, estimate + z * stderr)
+
+
+def bounds(lower: xr.DataArray, upper: xr.DataArray) -> xr.DataArray:
+    """Stack two bound arrays on a trailing ``ci_bound`` dim (``["lower", "upper"]``)."""
+    out = xr.concat([lower, upper], dim=CI_BOUND, coords="minimal", compat="override")
+    return out.assign_coords({CI_BOUND: _BOUNDS}).transpose(..., CI_BOUND)
+
+
+def with_interval(
+    values: Mapping[str, tuple[xr.DataArray, xr.DataArray]], alpha: float
+) -> dict[str, xr.DataArray]:
+    """``{name, name_se, name_ci}`` variables from ``{name: (estimate, stderr)}``."""
+    out: dict[str, xr.DataArray] = {}
+    for name, (est, se) in values.items():
+        out[name] = est
+        out[f"{name}_se"] = se
+        out[f"{name}_ci"] = normal_interval(est, se, alpha)
+    return out
+
+
+def _no_attrs(value: xr.DataArray) -> xr.DataArray:
+    """Shallow copy of ``value`` without its own attrs (the input's attrs are not the output's)."""
+    out = value.copy(deep=False)
+    out.attrs = {}
+    return out
+
+
+def _check_dims(T: object, sample_dim: Hashable, member_dim: Hashable, what: str) -> xr.DataArray:
+    if not isinstance(T, xr.DataArray):
+        raise CvstatsTypeError(f"`{what}` must be an xarray.DataArray, got {type(T).__name__}.")
+    if sample_dim == member_dim:
+        raise ArgumentError(
+            f"`sample_dim` and `member_dim` must differ, got {sample_dim!r} for both."
+        )
+    for arg, dim in (("sample_dim", sample_dim), ("member_dim", member_dim)):
+        if dim not in T.dims:
+            raise ArgumentError(
+                f"`{arg}` = {dim!r} is not a dim of `{what}`; its dims are "
+                f"{[str(d) for d in T.dims]}."
+            )
+    N, K = T.sizes[sample_dim], T.sizes[member_dim]
+    if N < 2:
+        raise DesignError(
+            f"the Lemma-1 fit needs at least 2 independent rows along `{sample_dim}`, got {N}."
+        )
+    if K < 2:
+        raise DesignError(
+            f"the Lemma-1 fit needs at least 2 members along `{member_dim}`, got {K}."
+        )
+    return T
+
+
+def _fit_kernel(T: np.ndarray) -> tuple[np.ndarray, ...]:
+    fit = lemma1_fit(T)
+    se = fit.stderr
+    return (*np.moveaxis(fit.theta, -1, 0), *np.moveaxis(se, -1, 0))
+
+
+def _components_kernel(T: np.ndarray) -> tuple[np.ndarray, ...]:
+    return tuple(np.asarray(v, dtype=float) for v in lemma1_components(T))
+
+
+def fit_lemma1(
+    T: xr.DataArray,
+    sample_dim: Hashable,
+    member_dim: Hashable,
+    *,
+    alpha: float = 0.05,
+) -> xr.Dataset:
+    """Fit ``(β, δ, π)`` of Lemma 1 across independent rows (theory.md §5).
+
+    Every slice along ``sample_dim`` is an independent row ``T_i`` whose ``K``
+    members (along ``member_dim``) have the structure of Lemma 1 (theory.md §2):
+    common mean ``β``, variance ``δ`` and pairwise correlation ``π``. The
+    estimating equations ``Σ_i g_i(θ) = 0`` of theory.md §5 give
+    ``β̂ = mean of all T``, ``δ̂ = mean of (T_{i,k} - β̂)²`` and
+    ``π̂ = (K v̂/δ̂ - 1)/(K - 1)`` with ``v̂ = mean_i (T̄_i - β̂)²``; the standard
+    errors come from the sandwich ``V = A⁻¹ B A⁻ᵀ`` and the intervals are
+    ``θ̂ ± z_{1-α/2} sqrt(V_jj)`` (for ``β``: ``T̄ ± z sqrt((1/N²) Σ_i (T̄_i - T̄)²)``).
+    See :func:`cvstats.kernels.lemma1_fit`.
+
+    Parameters
+    ----------
+    T : xarray.DataArray
+        The rows, with at least the dims ``sample_dim`` and ``member_dim``;
+        every other dim is a batch dim. numpy or dask backed (a dask-backed
+        ``T`` gives a lazy result). No NaN.
+    sample_dim : hashable
+        Dim of the ``N >= 2`` independent rows (e.g. ``"dataset"``).
+    member_dim : hashable
+        Dim of the ``K >= 2`` members of a row (e.g. the splits).
+    alpha : float, default 0.05
+        The intervals have level ``1 - alpha``.
+
+    Returns
+    -------
+    xarray.Dataset
+        Over the batch dims of ``T``: ``beta``, ``delta``, ``pi``; their
+        standard errors ``beta_se``, ``delta_se``, ``pi_se``; and intervals
+        ``beta_ci``, ``delta_ci``, ``pi_ci`` over a trailing ``ci_bound`` dim
+        (``["lower", "upper"]``). Attrs ``alpha``, ``N``, ``K``, ``sample_dim``,
+        ``member_dim`` and ``method``.
+
+    Raises
+    ------
+    CvstatsTypeError
+        If ``T`` is not a DataArray.
+    ArgumentError
+        If a dim is missing, both dims are the same, ``alpha`` is not in
+        ``(0, 1)``, or ``T`` holds NaN (at compute time for a dask-backed ``T``).
+    DesignError
+        If ``N < 2`` or ``K < 2``.
+
+    Warns
+    -----
+    ZeroVarianceWarning
+        Where all values are equal (``δ̂ = 0``; ``π̂`` is NaN there).
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> from cvstats.across.lemma1 import fit_lemma1
+    >>> rng = np.random.default_rng(0)
+    >>> values = 1.0 + rng.normal(size=(400, 1)) + rng.normal(size=(400, 10))
+    >>> T = xr.DataArray(values, dims=("dataset", "split"))
+    >>> fit = fit_lemma1(T, "dataset", "split")
+    >>> round(float(fit.pi), 1), fit.pi_ci.ci_bound.values.tolist()  # true π = 0.5
+    (0.5, ['lower', 'upper'])
+    """
+    alpha = validate_alpha(alpha)
+    T = _check_dims(T, sample_dim, member_dim, "T")
+    out = apply_kernel(_fit_kernel, [T], [[sample_dim, member_dim]], 6)
+    est = dict(zip(_PARAMS, out[:3], strict=True))
+    se = dict(zip(_PARAMS, out[3:], strict=True))
+    data = with_interval({p: (est[p], se[p]) for p in _PARAMS}, alpha)
+    data = {name: _no_attrs(value) for name, value in data.items()}
+    return xr.Dataset(
+        data,
+        attrs={
+            "method": "Lemma-1 estimating equations, sandwich variance (theory.md §5)",
+            "alpha": alpha,
+            "N": int(T.sizes[sample_dim]),
+            "K": int(T.sizes[member_dim]),
+            "sample_dim": str(sample_dim),
+            "member_dim": str(member_dim),
+        },
+    )
+
+
+def fit_components(
+    T: xr.DataArray, sample_dim: Hashable, member_dim: Hashable
+) -> dict[str, tuple[xr.DataArray, xr.DataArray]]:
+    """``{name: (estimate, stderr)}`` for ``beta, delta, gamma, within, pi`` (delta method).
+
+    See :func:`cvstats.kernels.lemma1_components`; same checks as :func:`fit_lemma1`.
+    """
+    T = _check_dims(T, sample_dim, member_dim, "T")
+    out = tuple(
+        _no_attrs(v) for v in apply_kernel(_components_kernel, [T], [[sample_dim, member_dim]], 10)
+    )
+    names = ("beta", "delta", "gamma", "within", "pi")
+    return {name: (out[i], out[i + 5]) for i, name in enumerate(names)}

@@ -1,0 +1,42 @@
+"""Data model: the cube in its forms, its checks, its construction and its storage.
+
+Layer 1 of cvstats (see ``docs/architecture.md``). What lives here:
+
+* :mod:`~cvstats.cube.schema` — the names of dims, coordinates and attrs;
+* :mod:`~cvstats.cube.checks` — argument and float-range checks shared by every
+  layer (numpy only, so the kernels can use them);
+* :mod:`~cvstats.cube.apply` — :func:`~cvstats.cube.apply.apply_kernel`, the one bridge
+  from named dims to a numpy kernel's axes (around :func:`xarray.apply_ufunc`);
+* :mod:`~cvstats.cube.dense` — the dense loss cube ``(*extra, split, example, model)``;
+* :mod:`~cvstats.cube.compact` — the compact form (test-set slots instead of examples);
+* :mod:`~cvstats.cube.validation` — :func:`validate`, the one entry that dispatches on
+  the form;
+* :mod:`~cvstats.cube.construct` — :func:`from_arrays`, :func:`from_frame`;
+* :mod:`~cvstats.cube.formula` — formulas and contrasts (a contrast cube is a cube);
+* :mod:`~cvstats.cube.files` and :mod:`~cvstats.cube.storage` — safe files, ``save``
+  and ``open_cube``.
+
+May import only :mod:`cvstats.errors` and :mod:`cvstats._version` from the rest of
+the package; inside it, in the order listed (schema and checks first, storage
+last), never in a circle.
+"""
+
+from __future__ import annotations
+
+from cvstats.cube import compact
+from cvstats.cube.construct import from_arrays, from_frame
+from cvstats.cube.dense import get_extra_dims, in_test, unit_dim
+from cvstats.cube.storage import open_cube, save
+from cvstats.cube.validation import validate
+
+__all__ = [
+    "compact",
+    "from_arrays",
+    "from_frame",
+    "get_extra_dims",
+    "in_test",
+    "open_cube",
+    "save",
+    "unit_dim",
+    "validate",
+]

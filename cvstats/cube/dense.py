@@ -1,0 +1,583 @@
+"""The dense form of the loss cube: dims ``(*extra, split, example, model)``, and its checks.
+
+The schema is documented in ``docs/cube-schema.md``. :func:`validate_dense` checks all
+of it; the helpers named ``check_*`` are shared with the compact form
+(:mod:`cvstats.cube.compact`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from cvstats.cube.schema import (
+    BLOCKS,
+    CONTRAST,
+    CORE_DIMS,
+    EXAMPLE,
+    IN_TRAIN,
+    INT_SPLIT_COORDS,
+    MODEL,
+    REQUIRED_ATTRS,
+    SPLIT,
+    SPLIT_COORDS,
+    UNIT_DIMS,
+)
+from cvstats.errors import CubeError
+
+__all__ = [
+    "validate_dense",
+    "get_extra_dims",
+    "in_test",
+    "unit_dim",
+    "check_attrs",
+    "check_dtype",
+    "check_name",
+    "check_sizes",
+    "check_split_coords",
+    "FIX_BUILD",
+    "dtype_problem",
+    "plain_value",
+]
+
+FIX_BUILD = "Build cubes with cvstats.from_arrays, cvstats.from_frame or cvstats.designs.collect."
+
+
+def unit_dim(cube: xr.DataArray) -> str:
+    """Return the last dim of a cube: ``"model"``, or ``"contrast"`` for a contrast cube."""
+    last = cube.dims[-1] if cube.dims else None
+    return str(last) if last in UNIT_DIMS else MODEL
+
+
+def _core(cube: xr.DataArray) -> tuple[str, str, str]:
+    return (SPLIT, EXAMPLE, unit_dim(cube))
+
+
+def get_extra_dims(cube: xr.DataArray) -> tuple[Hashable, ...]:
+    """Return the dims of a cube before ``(split, example, model|contrast)``."""
+    return tuple(d for d in cube.dims if d not in _core(cube))
+
+
+def in_test(cube: xr.DataArray) -> xr.DataArray:
+    """Return the boolean test membership ``(*extra, split, example)`` of a cube.
+
+    Test membership is the NaN pattern of the losses (the same for every model,
+    which :func:`validate` checks); the first model's pattern is returned.
+
+    Raises
+    ------
+    CubeError
+        For a compact cube (:mod:`cvstats.cube.compact`), which has no ``example``
+        dim: what needs per-example positions needs the dense cube.
+    """
+    if "slot" in cube.dims:
+        raise CubeError(
+            "this function needs the dense cube (per-example positions), but got a compact "
+            "cube (dim `slot`); expand it with cvstats.cube.compact.from_compact(...) first."
+        )
+    return cube.isel({unit_dim(cube): 0}, drop=True).notnull()
+
+
+# --------------------------------------------------------------------------
+# validation
+# --------------------------------------------------------------------------
+
+
+def plain_value(value: Any) -> Any:
+    """Return a plain Python scalar for messages (no ``np.int64(0)`` reprs)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _where(cube: xr.DataArray, mask: np.ndarray, dims: Sequence[Hashable]) -> str:
+    """Describe the first True position of ``mask`` (over ``dims``) with coordinate labels."""
+    idx = np.argwhere(mask)[0]
+    parts = []
+    for dim, i in zip(dims, idx, strict=True):
+        label = plain_value(cube[dim].values[i]) if dim in cube.coords else int(i)
+        parts.append(f"{dim} {label!r}" if isinstance(label, str) else f"{dim} {label}")
+    return ", ".join(parts)
+
+
+def check_name(cube: xr.DataArray) -> None:
+    """Check the name: the loss name formulas use, a non-empty str unlike any coordinate."""
+    if cube.name is None or not isinstance(cube.name, str):
+        raise CubeError(
+            "the cube has no name; name it after its loss, e.g. cube.rename('zero_one')."
+        )
+    if not cube.name.strip():
+        raise CubeError(
+            f"the cube's name is {cube.name!r}, but the name is the loss name that formulas "
+            "use on their left side ('loss ~ model'); name it after its loss, e.g. "
+            "cube.rename('loss')."
+        )
+    if cube.name in cube.coords or cube.name in cube.dims:
+        raise CubeError(
+            f"the cube is named {cube.name!r} like one of its coordinates; rename it after its "
+            "loss, e.g. cube.rename('loss')."
+        )
+
+
+def check_sizes(cube: xr.DataArray) -> None:
+    """Check that every dim holds at least one element (split, example, model, extra)."""
+    empty = [str(d) for d in cube.dims if cube.sizes[d] == 0]
+    if empty:
+        raise CubeError(
+            f"the cube's dim {empty[0]!r} has length 0 (sizes {dict(cube.sizes)}); every dim "
+            "needs at least one element: at least one split, example and model, and one "
+            "element of every extra dim. Check the selection or the data that built the cube "
+            "(e.g. a .sel(...) whose labels match nothing), or drop an empty extra dim."
+        )
+
+
+def dtype_problem(dtype: np.dtype, subject: str, obj: str) -> str | None:
+    """Why losses of ``dtype`` cannot be used, with the fix; None if they can (or are ints).
+
+    ``subject`` starts the message (``"losses"``, ``"`losses`"``); ``obj`` is the
+    expression to convert in the advice (``"cube"``, ``"losses"``). Integer and
+    non-numeric dtypes are left to the callers (each converts or refuses them).
+    """
+    not_real = {
+        "m": (
+            "durations",
+            f"convert them to a number of units, e.g. {obj} / np.timedelta64(1, 's')",
+        ),
+        "M": ("timestamps", "compute a number per test example (e.g. a duration in seconds)"),
+        "c": ("complex numbers", f"keep a real loss, e.g. {obj}.real or abs({obj})"),
+    }
+    if dtype.kind in not_real:
+        what, fix = not_real[dtype.kind]
+        return f"{subject} must be real numbers, got dtype {dtype} ({what}); {fix}."
+    if dtype == np.float16:
+        return (
+            f"{subject} of dtype float16 are not supported: float16 holds integers exactly only "
+            "up to 2048 and overflows above 65504, so the sums over the test examples behind "
+            f"every split mean lose precision or overflow; convert with {obj}.astype('float32') "
+            "(lossless)."
+        )
+    if dtype.kind == "f" and dtype.itemsize > 8:
+        return (
+            f"{subject} of dtype {dtype} are not supported: cvstats computes in float64; "
+            f"convert with {obj}.astype('float64')."
+        )
+    return None
+
+
+def check_dtype(dtype: np.dtype) -> None:
+    """Check that losses are float32 or float64 (NaN marks non-test examples)."""
+    problem = dtype_problem(dtype, "losses", "cube")
+    if problem is not None:
+        raise CubeError(problem)
+    if not np.issubdtype(dtype, np.floating):
+        kind = "numeric" if np.issubdtype(dtype, np.number) else "non-numeric"
+        raise CubeError(
+            f"losses must be floating point (NaN marks non-test examples), got {kind} dtype "
+            f"{dtype}; convert with cube.astype(float)"
+            + ("" if kind == "numeric" else " after mapping the values to numbers")
+            + "."
+        )
+
+
+def _check_structure(cube: Any) -> None:
+    if not isinstance(cube, xr.DataArray):
+        raise CubeError(
+            f"a cube must be an xarray.DataArray, got {type(cube).__name__}. {FIX_BUILD}"
+        )
+    check_name(cube)
+    core = (SPLIT, EXAMPLE, CONTRAST) if CONTRAST in cube.dims else CORE_DIMS
+    missing = [d for d in core if d not in cube.dims]
+    if missing:
+        raise CubeError(
+            f"the cube lacks the dim(s) {missing}; it has dims {list(cube.dims)} and needs "
+            f"(*extra, {', '.join(CORE_DIMS)}). Rename dims with cube.rename(...) or "
+            f"{FIX_BUILD[0].lower() + FIX_BUILD[1:]}"
+        )
+    if tuple(cube.dims[-3:]) != core:
+        order = [*(d for d in cube.dims if d not in core), *core]
+        raise CubeError(
+            f"the cube's dims are {list(cube.dims)} but must end with {list(core)}; "
+            f"fix with cube.transpose(*{order})."
+        )
+    check_sizes(cube)
+    check_dtype(cube.dtype)
+    for dim in core:
+        if dim not in cube.coords:
+            raise CubeError(
+                f"the `{dim}` dim has no coordinate; add labels with "
+                f"cube.assign_coords({dim}=...)."
+            )
+        labels = pd.Index(cube[dim].values)
+        if labels.has_duplicates:
+            dup = plain_value(labels[labels.duplicated()][0])
+            raise CubeError(
+                f"the `{dim}` coordinate has duplicated label {dup!r}; labels must be unique."
+            )
+    if not np.issubdtype(cube[SPLIT].dtype, np.integer):
+        raise CubeError(
+            f"the `split` coordinate must hold ints, got dtype {cube[SPLIT].dtype}; "
+            "relabel with cube.assign_coords(split=np.arange(cube.sizes['split']))."
+        )
+    unit = core[-1]
+    if not all(isinstance(m, str) for m in cube[unit].values.tolist()):
+        raise CubeError(
+            f"the `{unit}` coordinate must hold {unit} names (str); relabel with "
+            f"cube.assign_coords({unit}=[str(m) for m in cube.{unit}.values])."
+        )
+
+
+def check_split_coords(cube: xr.DataArray) -> None:
+    """Check the split coordinates and their per-block rules (shared by both forms)."""
+    missing = [c for c in SPLIT_COORDS if c not in cube.coords]
+    if missing:
+        raise CubeError(
+            f"the cube lacks the split coordinate(s) {missing}; every cube needs "
+            f"{list(SPLIT_COORDS)} on the `split` dim (-1 where not applicable). {FIX_BUILD}"
+        )
+    for c in SPLIT_COORDS:
+        if cube[c].dims != (SPLIT,):
+            raise CubeError(
+                f"coordinate `{c}` must lie on the `split` dim alone, got dims {cube[c].dims}."
+            )
+    for c in INT_SPLIT_COORDS:
+        if not np.issubdtype(cube[c].dtype, np.integer):
+            raise CubeError(f"coordinate `{c}` must hold ints, got dtype {cube[c].dtype}.")
+    block = np.asarray(cube["block"].values.tolist(), dtype=object)
+    bad = ~np.isin(block, BLOCKS)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise CubeError(
+            f"split {cube[SPLIT].values[i]} has block {block[i]!r}; blocks are {list(BLOCKS)}."
+        )
+    c = {name: cube[name].values for name in INT_SPLIT_COORDS}
+    splits = cube[SPLIT].values.tolist()
+
+    def fail(mask: np.ndarray, what: str) -> None:
+        if mask.any():
+            i = int(np.argmax(mask))
+            raise CubeError(f"split {splits[i]} in block {block[i]!r} {what}")
+
+    n = cube.attrs["n"]
+    fail(c["n_train"] < 1, f"has n_train = {c['n_train'][np.argmax(c['n_train'] < 1)]} < 1.")
+    fail(c["n_train"] >= n, f"has n_train >= n = {n} (no example left to test).")
+    is_half, is_5x2 = block == "half", block == "5x2"
+    paired = is_half | is_5x2
+    fail(paired & (c["half"] < 0), "has half = -1; set `half` to its half-split index m >= 0.")
+    fail(
+        paired & ~np.isin(c["side"], [0, 1]),
+        "has side not in {0, 1}; set `side` to the half of the pair it belongs to.",
+    )
+    fail(~paired & (c["half"] != -1), "has half != -1; only 'half' and '5x2' splits have one.")
+    fail(~paired & (c["side"] != -1), "has side != -1; only 'half' and '5x2' splits have one.")
+    is_rep = block == "replicate"
+    fail(is_rep & (c["replicate"] < 0), "has replicate = -1; set it to the replicate index r.")
+    fail(~is_rep & (c["replicate"] != -1), "has replicate != -1; only 'replicate' splits do.")
+    is_main = block == "main"
+    is_nested = block == "nested"
+    kfold = (c["fold"] >= 0) | (c["repeat"] >= 0)
+    fail(
+        ~is_main & ~is_nested & kfold,
+        "has a repeat or fold index; only 'main' k-fold splits have them.",
+    )
+    fail(
+        is_nested & ((c["fold"] < 0) | (c["repeat"] < 0)),
+        "has repeat or fold = -1; a 'nested' split needs its repeat and a left-out fold.",
+    )
+    if is_nested.any() and not (is_main.any() and (c["fold"][is_main] >= 0).all()):
+        raise CubeError(
+            "block 'nested' needs a k-fold main block (its outer folds); build the design "
+            "with cvstats.designs.nested_cv."
+        )
+    fail(
+        is_main & ((c["fold"] >= 0) != (c["repeat"] >= 0)),
+        "has only one of repeat/fold set; k-fold splits need both (>= 0), others neither.",
+    )
+    if is_main.any() and kfold[is_main].any() and not kfold[is_main].all():
+        raise CubeError(
+            "the main block mixes k-fold splits (fold >= 0) with other splits; a main block is "
+            "either one (repeated) k-fold or J random splits."
+        )
+    if is_half.any():
+        frame = pd.DataFrame({"half": c["half"][is_half], "side": c["side"][is_half]})
+        counts = frame.value_counts()
+        sides = frame.groupby("half")["side"].nunique()
+        if (sides != 2).any():
+            m = sides.index[np.argmax(sides.values != 2)]
+            raise CubeError(
+                f"half-split m = {m} of block 'half' has splits on one side only; the "
+                "conservative Z needs J splits in both halves (side 0 and side 1) of every m."
+            )
+        if counts.nunique() != 1:
+            raise CubeError(
+                "the (half, side) groups of block 'half' hold different numbers of splits "
+                f"({dict(counts)}); every group needs the same J."
+            )
+    if is_5x2.any():
+        counts = pd.DataFrame({"half": c["half"][is_5x2], "side": c["side"][is_5x2]})
+        counts = counts.value_counts()
+        if (counts != 1).any() or counts.size != 2 * np.unique(c["half"][is_5x2]).size:
+            raise CubeError(
+                "block '5x2' needs exactly one split per (half, side): side 0 trains on D_m and "
+                "tests on D_m^c, side 1 the reverse."
+            )
+    if is_rep.any():
+        counts = pd.Series(c["replicate"][is_rep]).value_counts()
+        if counts.nunique() != 1:
+            raise CubeError(
+                "the replicates of block 'replicate' hold different numbers of splits "
+                f"({dict(counts)}); every replicate needs the same J splits."
+            )
+
+
+def check_attrs(cube: xr.DataArray) -> None:
+    """Check the required attrs (``design``, ``n``, ``seed``) and their types."""
+    missing = [a for a in REQUIRED_ATTRS if a not in cube.attrs]
+    if missing:
+        raise CubeError(
+            f"the cube lacks the attr(s) {missing}; set them with cube.attrs.update(...): "
+            "`design` (str), `n` (examples available, int), `seed` (int, -1 if unknown)."
+        )
+    if not isinstance(cube.attrs["design"], str):
+        raise CubeError(f"attr `design` must be a str, got {cube.attrs['design']!r}.")
+    for name in ("n", "seed"):
+        value = cube.attrs[name]
+        if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+            raise CubeError(f"attr `{name}` must be an int, got {value!r}.")
+    if int(cube.attrs["n"]) < 2:
+        raise CubeError(
+            f"attr `n` = {cube.attrs['n']} is too small; it counts the examples of the design."
+        )
+
+
+def _check_values(cube: xr.DataArray) -> None:
+    """Check the NaN pattern and test sizes; computes all reductions in one pass."""
+    unit = unit_dim(cube)
+    # the split coordinates are small: hold them in memory (cube.chunk() chunks them too,
+    # and groupby needs concrete labels)
+    cube = cube.assign_coords({c: (SPLIT, np.asarray(cube[c].values)) for c in SPLIT_COORDS})
+    tested = cube.isel({unit: 0}, drop=True).notnull()  # (*extra, split, example)
+    # the NaN pattern of every other model against the first, OR-ed: cheaper than
+    # comparing the whole (..., unit) mask and reducing over `unit`
+    pattern_bad = xr.zeros_like(tested)
+    for k in range(1, cube.sizes[unit]):
+        pattern_bad = pattern_bad | (cube.isel({unit: k}, drop=True).notnull() != tested)
+    stats = {
+        # per split, not per value: locating an infinity must not load the whole cube
+        "inf_split": np.isinf(cube).any([EXAMPLE, unit]),
+        "n_inf": np.isinf(cube).sum(),
+        "pattern_bad": pattern_bad,
+        "n_test": tested.sum(EXAMPLE),
+    }
+    in_train = cube.coords.get(IN_TRAIN)
+    if in_train is not None:
+        stats["overlap"] = (in_train & tested).sum(EXAMPLE)
+        stats["train_count"] = in_train.sum(EXAMPLE)
+    block = cube["block"].values
+    main_kfold = (block == "main") & (cube["fold"].values >= 0)
+    if main_kfold.any():
+        sub = tested.isel({SPLIT: main_kfold})
+        stats["fold_cover"] = sub.groupby("repeat").sum(SPLIT)
+    if (block == "nested").any():
+        for key, sel in (("nested", block == "nested"), ("main", main_kfold)):
+            sub = tested.isel({SPLIT: sel}).reset_coords(drop=True)
+            stats[f"{key}_tested"] = sub.rename({SPLIT: f"{key}_split"})
+    for kind in ("half", "5x2"):
+        sel = block == kind
+        if sel.any():
+            sub = tested.isel({SPLIT: sel})
+            pair = f"{kind}_pair"  # own dim name: the two blocks have different pair counts
+            grouped = sub.assign_coords(
+                {pair: (SPLIT, sub["half"].values * 2 + sub["side"].values)}
+            )
+            stats[f"{kind}_cover"] = grouped.groupby(pair).sum(SPLIT) > 0
+    ds = xr.Dataset(stats).compute()  # one pass over a dask-backed cube
+
+    splits = cube[SPLIT].values.tolist()
+    if int(ds["n_inf"]):
+        per_split = ds["inf_split"]
+        first = dict(zip(per_split.dims, np.argwhere(per_split.values)[0].tolist(), strict=True))
+        row = np.isinf(np.asarray(cube.isel(first).values))  # (example, unit) of one split
+        where = ", ".join(
+            [_where(cube, per_split.values, per_split.dims), _where(cube, row, (EXAMPLE, unit))]
+        )
+        raise CubeError(
+            f"the cube holds {int(ds['n_inf'])} infinite loss(es) (first at {where}); losses "
+            "must be finite on test examples. Clip or fix the loss (e.g. log loss of a "
+            "probability 0)."
+        )
+    bad = ds["pattern_bad"].values
+    if bad.any():
+        where = _where(cube, bad, ds["pattern_bad"].dims)
+        raise CubeError(
+            f"the NaN pattern differs between models at {where}: every model must be tested "
+            "on the same examples of every split. Fill the missing losses or drop the example "
+            "from the split for every model."
+        )
+    n_test = ds["n_test"].transpose(..., SPLIT).values.reshape(-1, len(splits))
+    if (n_test == 0).any():
+        i = int(np.argmax((n_test == 0).any(axis=0)))
+        raise CubeError(
+            f"split {splits[i]} has no test example (all losses NaN); drop the split or fill "
+            "its test losses."
+        )
+    if in_train is not None:
+        overlap = ds["overlap"].values
+        if overlap.any():
+            where = _where(cube, overlap > 0, ds["overlap"].dims)
+            raise CubeError(
+                f"losses are present for training examples ({where}): the test set of a split "
+                f"must not meet its training set (`{IN_TRAIN}`). Set those losses to NaN."
+            )
+        count = ds["train_count"].transpose(..., SPLIT).values.reshape(-1, len(splits))
+        mismatch = (count != cube["n_train"].values).any(axis=0)
+        if mismatch.any():
+            i = int(np.argmax(mismatch))
+            raise CubeError(
+                f"split {splits[i]} has n_train = {cube['n_train'].values[i]} but `{IN_TRAIN}` "
+                f"marks {count[:, i].min()} training examples; make them agree."
+            )
+    n = int(cube.attrs["n"])
+    total = n_test + cube["n_train"].values
+    if (total > n).any():
+        i = int(np.argmax((total > n).any(axis=0)))
+        raise CubeError(
+            f"split {splits[i]} has n_train + n_test = {total[:, i].max()} > n = {n}; fix "
+            "`n_train` or the attr `n`."
+        )
+    for kind in BLOCKS:
+        sel = block == kind
+        if kind == "main":
+            sel &= ~main_kfold
+        if kind == "nested":
+            continue  # |fold a| + |fold b|: checked against the main folds below
+        if not sel.any():
+            continue
+        sizes = np.unique(n_test[:, sel])
+        if sizes.size > 1:
+            i = int(np.flatnonzero(sel)[np.argmax((n_test[:, sel] != sizes[0]).any(axis=0))])
+            raise CubeError(
+                f"block {kind!r} has splits with different test sizes {sizes.tolist()} (split "
+                f"{splits[i]} has {n_test[:, i].tolist()[:5]}); the design needs the same n2 in "
+                "every split of a block."
+            )
+        if kind == "half" and (n_test[:, sel][0, 0] + cube["n_train"].values[sel] > n // 2).any():
+            raise CubeError(
+                f"block 'half' has n_train + n_test above floor(n/2) = {n // 2}; inner splits "
+                "must fit inside a half of the data."
+            )
+    if main_kfold.any():
+        cover = ds["fold_cover"].values
+        if (cover != 1).any():
+            raise CubeError(
+                "the k-fold main block does not test every example exactly once per repeat "
+                f"({int((cover == 0).sum())} untested, {int((cover > 1).sum())} tested more "
+                "than once); a k-fold repeat must partition the examples."
+            )
+    if "nested_tested" in ds:
+        _check_nested(cube, ds["main_tested"].values, ds["nested_tested"].values)
+    for kind in ("half", "5x2"):
+        if f"{kind}_cover" in ds:
+            cover = ds[f"{kind}_cover"]  # (*extra, pair, example)
+            pair = f"{kind}_pair"
+            pairs = cover[pair].values
+            side0 = cover.sel({pair: pairs[pairs % 2 == 0]}).values
+            side1 = cover.sel({pair: pairs[pairs % 2 == 0] + 1}).values
+            if (side0 & side1).any():
+                raise CubeError(
+                    f"block {kind!r}: the two sides of a half-split test common examples; "
+                    "the halves D_m and D_m^c must be disjoint."
+                )
+
+
+def _check_nested(cube: xr.DataArray, mt: np.ndarray, nt: np.ndarray) -> None:
+    """Each 'nested' split tests two whole folds of its repeat; each pair of folds once.
+
+    ``mt`` and ``nt`` are the test masks ``(*extra, split, example)`` of the k-fold
+    main splits and of the nested splits.
+    """
+    block = cube["block"].values
+    main = (block == "main") & (cube["fold"].values >= 0)
+    nested = block == "nested"
+    m_rep, m_fold = cube["repeat"].values[main], cube["fold"].values[main]
+    n_rep, n_fold = cube["repeat"].values[nested], cube["fold"].values[nested]
+    labels_s = cube[SPLIT].values[nested]
+    seen: set[tuple[int, int, int]] = set()
+    for s, (r, a) in enumerate(zip(n_rep, n_fold, strict=True)):
+        folds = mt[..., m_rep == r, :]  # (*extra, K, example)
+        labels = m_fold[m_rep == r]
+        t = nt[..., s, :][..., None, :]
+        hit = (t & folds).any(-1)  # (*extra, K)
+        whole = ~hit | (folds <= t).all(-1)
+        ok = (hit.sum(-1) == 2) & whole.all(-1) & hit[..., labels == a][..., 0]
+        label = labels_s[s]
+        if not ok.all():
+            raise CubeError(
+                f"split {label} in block 'nested' must test exactly two whole folds of repeat "
+                f"{r} of the main block, one of them fold {a} (a fit leaving out a pair of folds)."
+            )
+        pair = np.sort(labels[hit.reshape(-1, labels.size)[0]]).tolist()
+        key = (int(r), int(pair[0]), int(pair[1]))
+        if key in seen:
+            raise CubeError(
+                f"split {label} in block 'nested' repeats the pair of folds {pair[0]}, {pair[1]} "
+                f"of repeat {r}; each pair is fitted once."
+            )
+        seen.add(key)
+
+
+def validate_dense(cube: xr.DataArray) -> None:
+    """Check that a dense ``cube`` follows the loss-cube schema (``docs/cube-schema.md``).
+
+    Checks the name (a non-empty str: the loss name formulas use), dims and
+    their order (none of length 0), dtype (float32 or float64), unique
+    labels, the split coordinates and their per-block rules, the attrs,
+    finiteness, the NaN pattern (the same for every model; disjoint from
+    ``in_train`` when present), test sizes per block (the same ``n2`` in
+    every split of a block and every element of the extra dims), k-fold
+    partitions and disjoint halves. A dask-backed
+    cube is reduced in a single pass. :func:`cvstats.validate` dispatches here
+    for a dense cube (dim ``example``).
+
+    Parameters
+    ----------
+    cube : xarray.DataArray
+        The cube to check.
+
+    Raises
+    ------
+    CubeError
+        Naming the first problem found and how to fix it.
+
+    Examples
+    --------
+    >>> import numpy as np, cvstats
+    >>> from cvstats import designs
+    >>> d = designs.resampled(20, 5, J=3, seed=0)
+    >>> cube = cvstats.from_arrays(np.ones((3, 20, 2)), design=d, models=["a", "b"])
+    >>> validate_dense(cube)
+    >>> validate_dense(cube.rename(None))
+    Traceback (most recent call last):
+    ...
+    cvstats.errors.CubeError: the cube has no name; ...
+    """
+    _check_structure(cube)
+    check_attrs(cube)
+    check_split_coords(cube)
+    if IN_TRAIN in cube.coords:
+        it = cube[IN_TRAIN]
+        if (
+            it.dtype != bool
+            or not set(it.dims) >= {SPLIT, EXAMPLE}
+            or it.dims[-2:]
+            != (
+                SPLIT,
+                EXAMPLE,
+            )
+        ):
+            raise CubeError(
+                f"coordinate `{IN_TRAIN}` must be bool over (*extra, split, example), got "
+                f"dtype {it.dtype} and dims {it.dims}."
+            )
+    _check_values(cube)

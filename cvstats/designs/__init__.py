@@ -1,0 +1,20 @@
+"""Designs and collection: which examples each split trains and tests on, and the fits.
+
+Layer 2 of cvstats (see ``docs/architecture.md``). What lives here:
+
+* :mod:`~cvstats.designs.splits` — the split designs of the papers (hold-out,
+  resampling, k-fold, 5x2, conservative-Z half-splits, bootstrap, nested CV),
+  re-exported here so that ``cvstats.designs.resampled(...)`` reads naturally;
+* :mod:`~cvstats.designs.losses` — per-example loss functions;
+* :mod:`~cvstats.designs.collect` — fitting scikit-learn learners on a design into a
+  loss cube (joblib or dask).
+
+May import the data model (:mod:`cvstats.cube`) and :mod:`cvstats.errors`; nothing above.
+"""
+
+from __future__ import annotations
+
+from cvstats.designs import splits
+from cvstats.designs.splits import *  # noqa: F403 (the designs, listed in splits.__all__)
+
+__all__ = list(splits.__all__)

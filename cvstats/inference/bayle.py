@@ -1,0 +1,157 @@
+"""Bayle, Bayle, Janson & Mackey (2020): a CV interval for the k-fold test error.
+
+See docs/beyond.md. From the main block of a K-fold cube (one repeat), the
+out-of-fold errors ``e_i`` (a model's losses, or a contrast of models) give
+``R̂ = mean(e_i)`` and ``R̂ ± z σ̂ / sqrt(n)`` with ``σ̂²`` the all-pairs
+(``"out"``) or within-fold (``"in"``) variance of the ``e_i``
+(:mod:`cvstats.kernels.bayle`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from cvstats.cube import in_test
+from cvstats.cube.apply import apply_kernel
+from cvstats.cube.checks import ArgumentError
+from cvstats.cube.schema import EXAMPLE, SPLIT
+from cvstats.errors import DesignError
+from cvstats.inference.blocks import block_positions, block_sizes, kfold_layout
+from cvstats.inference.common import check_options, finish_test
+from cvstats.inference.registry import METHODS
+from cvstats.kernels.bayle import BAYLE_VARIANCES
+from cvstats.kernels.bayle import bayle_cv as _bayle_kernel
+from cvstats.results import InferenceResult
+
+__all__ = ["bayle_cv", "out_of_fold_errors"]
+
+_METHOD = "Bayle's CV interval"
+
+
+def out_of_fold_errors(cube: xr.DataArray, method: str = _METHOD) -> tuple[xr.DataArray, ...]:
+    """Out-of-fold errors ``e`` and fold labels of the cube's K-fold run (no validation).
+
+    Returns
+    -------
+    tuple of xarray.DataArray
+        ``e`` over ``(*extra, example, model|contrast)`` and ``fold`` over
+        ``(*extra, example)``.
+
+    Raises
+    ------
+    DesignError
+        If the main block is not one K-fold run testing every example once.
+    """
+    K, repeats = kfold_layout(cube, method)
+    if repeats != 1:
+        raise DesignError(
+            f"{method} uses one K-fold run, but the main block has {repeats} repeats; select "
+            "one with cube.isel(split=cube.repeat <= 0)."
+        )
+    main = cube.isel({SPLIT: block_positions(cube, "main", method)})
+    mask = in_test(main)
+    times = mask.sum(SPLIT)
+    if bool((times != 1).any()):
+        raise DesignError(
+            f"{method} needs every example tested exactly once in the K-fold run, but "
+            f"{int((times != 1).sum())} example(s) are tested "
+            f"{sorted(set(np.unique(times.values).tolist()) - {1})} times."
+        )
+    e = main.sum(SPLIT, skipna=True)
+    fold = (mask * main["fold"]).sum(SPLIT)
+    e = e.drop_vars([c for c in e.coords if c not in e.dims])
+    fold = fold.drop_vars([c for c in fold.coords if c not in fold.dims])
+    return e, fold
+
+
+def bayle_cv(
+    cube: xr.DataArray,
+    *,
+    variance: str = "out",
+    mu0: float = 0.0,
+    alpha: float = 0.05,
+    alternative: str = "two-sided",
+    **options: Any,
+) -> InferenceResult:
+    r"""Cross-validation interval and test of Bayle, Bayle, Janson & Mackey (2020).
+
+    From one K-fold run with out-of-fold errors ``e_i`` (losses of a model, or
+    a contrast of models' losses; ``B_j`` the test block of fold ``j``)::
+
+        R̂ = (1/n) Σ_i e_i
+        σ̂²_out = (1/n) Σ_i (e_i - R̂)²
+        σ̂²_in  = (1/K) Σ_j (|B_j| - 1)⁻¹ Σ_{i ∈ B_j} (e_i - R̂_j)²
+
+    statistic ``(R̂ - μ0) sqrt(n) / σ̂``, reference ``N(0, 1)``, interval
+    ``R̂ ± z_{1-α/2} σ̂ / sqrt(n)``.
+
+    The estimand is the **k-fold test error**: the average over folds of the
+    conditional error of the ``K`` fold models, ``(1/K) Σ_j ε(A(D \ B_j))``
+    (``estimand="conditional"``). Bayle et al. prove asymptotic coverage of
+    it under loss-stability conditions. It ignores the variance of that error
+    across training sets, so it can be **liberal for the unconditional error**
+    ``n1μ`` of the learner; use the corrected tests for that target.
+
+    Parameters
+    ----------
+    cube : xarray.DataArray
+        Loss cube (or contrast cube) whose main block is one K-fold run
+        (:func:`cvstats.designs.kfold` with ``repeats=1``).
+    variance : {"out", "in"}, default "out"
+        All-pairs or within-fold variance estimator.
+    mu0 : float, default 0
+        Null value.
+    alpha : float, default 0.05
+        Level of the interval.
+    alternative : {"two-sided", "less", "greater"}
+        Alternative hypothesis.
+
+    Returns
+    -------
+    InferenceResult
+        Over the cube's extra dims and ``model``/``contrast``; ``df = inf``,
+        ``reference="normal"``, ``n_splits = n_fits = K``.
+
+    Raises
+    ------
+    DesignError
+        If the main block is not one K-fold run.
+    ArgumentError
+        If `variance` is not ``"out"`` or ``"in"``.
+
+    Examples
+    --------
+    >>> import numpy as np, cvstats
+    >>> from cvstats.inference.bayle import bayle_cv
+    >>> d = cvstats.designs.kfold(40, 5, seed=0)
+    >>> cube = cvstats.from_arrays(np.random.default_rng(0).random((5, 40, 1)), design=d)
+    >>> res = bayle_cv(cube)
+    >>> res.reference, res.estimand, res.n_splits
+    ('normal', 'conditional', 5)
+    """
+    if variance not in BAYLE_VARIANCES:
+        raise ArgumentError(
+            f"`variance` must be one of {list(BAYLE_VARIANCES)}, got {variance!r}."
+        )
+    spec = METHODS["bayle_cv" + ("" if variance == "out" else f"_{variance}")]
+    opts = check_options(cube, mu0, alpha, alternative, method=spec, extra=options)
+    e, fold = out_of_fold_errors(cube)
+    K, _ = kfold_layout(cube, _METHOD)
+    sizes = block_sizes(cube, "main", _METHOD)
+    stat = apply_kernel(
+        _bayle_kernel, [e, fold], [[EXAMPLE], [EXAMPLE]], 4, variance=variance, mu0=opts.mu0
+    )
+    return finish_test(
+        stat,
+        cube,
+        spec,
+        opts,
+        n1=sizes.n1,
+        n2=sizes.n2,
+        n_splits=K,
+        n_fits=K,
+        params={"K": K},
+    )

@@ -1,0 +1,175 @@
+"""What every inference method shares.
+
+Input checks, the one kernel-applying helper around :func:`xarray.apply_ufunc`,
+and the assembly of the result.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, NamedTuple
+
+import numpy as np
+import xarray as xr
+
+from cvstats import kernels
+from cvstats.cube import validate
+from cvstats.cube.apply import apply_kernel
+from cvstats.cube.checks import validate_alpha, validate_alternative
+from cvstats.errors import ArgumentError
+from cvstats.inference.registry import MethodSpec
+from cvstats.results import InferenceResult
+
+__all__ = [
+    "Options",
+    "trusted",
+    "check_options",
+    "check_sizes",
+    "apply_kernel",
+    "pvalues",
+    "make_result",
+    "finish_test",
+    "resolve_size",
+]
+
+
+# ids of cubes a caller (compare) has validated already, so that running many
+# methods on one cube validates it once; scoped to a `with trusted(cube):` block.
+_TRUSTED: ContextVar[frozenset[int]] = ContextVar("cvstats_trusted_cubes", default=frozenset())
+
+
+@contextmanager
+def trusted(cube: xr.DataArray) -> Iterator[None]:
+    """Within the block, methods skip re-validating ``cube`` (already validated)."""
+    token = _TRUSTED.set(_TRUSTED.get() | {id(cube)})
+    try:
+        yield
+    finally:
+        _TRUSTED.reset(token)
+
+
+class Options(NamedTuple):
+    """The options every test takes, checked."""
+
+    mu0: float
+    alpha: float
+    alternative: str
+
+
+def check_options(
+    cube: xr.DataArray,
+    mu0: float,
+    alpha: float,
+    alternative: str,
+    *,
+    check: bool = True,
+    method: MethodSpec | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> Options:
+    """Validate the cube (unless ``check=False``) and the options every test takes.
+
+    With ``method`` (its registry entry), also refuse, with an
+    :class:`~cvstats.errors.ArgumentError`, a value of a common option it does not
+    support (``method.only``) and any option in ``extra`` (the keywords a method
+    collected with ``**options``) that it does not take.
+    """
+    if method is not None:
+        method.check_options({"mu0": mu0, "alternative": alternative, **(extra or {})})
+    if check and id(cube) not in _TRUSTED.get():
+        validate(cube)
+    if isinstance(mu0, bool) or not isinstance(mu0, numbers.Real) or not np.isfinite(mu0):
+        raise ArgumentError(f"`mu0` must be a finite real number, got {mu0!r}.")
+    return Options(float(mu0), validate_alpha(alpha), validate_alternative(alternative))
+
+
+def check_sizes(cube: xr.DataArray, n1: int, n2: int) -> tuple[int, int]:
+    """Check ``n1 + n2`` against the cube's ``n`` (for user overrides); return them."""
+    n = int(cube.attrs["n"])
+    if n1 + n2 > n:
+        raise ArgumentError(
+            f"`n1` + `n2` = {n1} + {n2} exceeds the cube's n = {n} examples; pass sizes that "
+            "fit the design (or None: from the cube)."
+        )
+    return n1, n2
+
+
+def resolve_size(name: str, given: int | None, from_cube: int) -> int:
+    """``n1``/``n2``: the cube's value unless the caller overrides it."""
+    if given is None:
+        return from_cube
+    if isinstance(given, bool) or not isinstance(given, numbers.Integral) or given < 1:
+        raise ArgumentError(
+            f"`{name}` must be a positive int (or None: from the cube), got {given!r}."
+        )
+    return int(given)
+
+
+def pvalues(statistic: xr.DataArray, df: xr.DataArray, alternative: str) -> xr.DataArray:
+    """p-values of a z or t statistic (``df = inf``: normal)."""
+    (p,) = apply_kernel(kernels.pvalue, [statistic, df], [[], []], 1, alternative=alternative)
+    return p
+
+
+def _plain(value: xr.DataArray) -> xr.DataArray | float:
+    return float(value) if value.ndim == 0 else value
+
+
+def make_result(
+    estimate: xr.DataArray,
+    stderr: xr.DataArray,
+    statistic: xr.DataArray,
+    df: xr.DataArray,
+    pvalue: xr.DataArray,
+    **fields: Any,
+) -> InferenceResult:
+    """Assemble an :class:`InferenceResult` (0-d arrays become floats)."""
+    return InferenceResult(
+        estimate=_plain(estimate),
+        stderr=_plain(stderr),
+        statistic=_plain(statistic),
+        df=_plain(df),
+        pvalue=_plain(pvalue),
+        **fields,
+    )
+
+
+def finish_test(
+    stat: Sequence[xr.DataArray],
+    cube: xr.DataArray,
+    method: MethodSpec,
+    options: Options,
+    *,
+    n1: int,
+    n2: int,
+    n_splits: int,
+    n_fits: int,
+    params: Mapping[str, Any] | None = None,
+    **fields: Any,
+) -> InferenceResult:
+    """Assemble the result of a z/t test from a kernel's ``(estimate, stderr, statistic, df)``.
+
+    The p-value for the alternative, the cube's loss name, the options and the
+    method's registry fields (:meth:`MethodSpec.result_fields`, its templates
+    filled from ``params``); ``fields`` override any of them.
+    """
+    estimate, stderr, statistic, df = stat
+    return make_result(
+        estimate,
+        stderr,
+        statistic,
+        df,
+        pvalues(statistic, df, options.alternative),
+        loss=str(cube.name),
+        **{
+            **method.result_fields(**(params or {})),
+            **options._asdict(),
+            "n1": n1,
+            "n2": n2,
+            "n_splits": n_splits,
+            "n_fits": n_fits,
+            **fields,
+        },
+    )

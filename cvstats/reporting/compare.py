@@ -1,0 +1,375 @@
+"""Comparison tables: every applicable method on every contrast of a formula.
+
+:func:`compare` turns a formula and a cube into contrasts
+(:mod:`cvstats.cube.formula`), runs the chosen methods (theory.md §4) on them and
+returns a :class:`ComparisonTable` with rows ``(contrast, method)``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape as html_escape
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from cvstats.cube import unit_dim, validate
+from cvstats.cube.formula import contrasts, parse_formula, select_loss
+from cvstats.cube.schema import CONTRAST
+from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError
+from cvstats.inference.common import trusted
+from cvstats.inference.registry import METHODS, TARGETS, applicable_methods
+from cvstats.reporting.formatting import latex_escape
+from cvstats.results import FRAME_COLUMNS, InferenceResult
+
+__all__ = ["METHODS", "TARGETS", "ComparisonTable", "compare", "applicable_methods"]
+
+
+_PAIR = re.compile(r"^(?:1\*(?P<a>.+) - 1\*(?P<b>.+)|-1\*(?P<c>.+) \+ 1\*(?P<d>.+))$")
+
+
+def _pairs_only(cube: xr.DataArray) -> xr.DataArray:
+    """Keep the contrasts of ``cube`` that are differences of two models (for McNemar)."""
+    pairs = _pairwise_contrasts(cube)
+    if not pairs:
+        raise ArgumentError(
+            "McNemar's test needs contrasts that are differences of two models "
+            "(e.g. 'loss ~ model' or cvstats.pairwise(cube)); this formula has none."
+        )
+    return cube.sel({CONTRAST: pairs})
+
+
+def _pairwise_contrasts(cube: xr.DataArray) -> list[str]:
+    """Contrast labels whose weights are a difference of two models (for McNemar)."""
+    if "weights" not in cube.coords:
+        return [str(c) for c in cube[CONTRAST].values]
+    return [
+        str(c)
+        for c, w in zip(cube[CONTRAST].values, cube["weights"].values, strict=True)
+        if _PAIR.match(str(w))
+    ]
+
+
+@dataclass(frozen=True)
+class ComparisonTable:
+    """Results of several methods on the contrasts of a formula.
+
+    Attributes
+    ----------
+    results : dict of str to InferenceResult
+        One result per method name (each over the contrast and extra dims).
+    formula : str
+        The formula (or a description of the contrasts).
+    target : str
+        ``"learner"`` or ``"model"``.
+    mu0, alpha : float
+        Null value and level.
+    notes : tuple of str
+        What the table leaves out and why (e.g. a method the design supports
+        that cannot take the options asked for).
+    """
+
+    results: dict[str, InferenceResult]
+    formula: str
+    target: str
+    mu0: float
+    alpha: float
+    notes: tuple[str, ...] = ()
+
+    def to_frame(self) -> pd.DataFrame:
+        """Return a tidy table with one row per (contrast, ..., method).
+
+        Columns: the result dims (``contrast`` first, then any extra dims),
+        :data:`cvstats.results.FRAME_COLUMNS`, and ``note`` (e.g. "liberal for the
+        learner" under ``target="learner"``).
+        """
+        frames = []
+        for name, res in self.results.items():
+            frame = res.to_frame()
+            frame["method"] = name
+            if self.target == "learner":
+                frame["note"] = METHODS[name].flag
+            else:
+                frame["note"] = "conditional error of the models at hand"
+            frames.append(frame)
+        out = pd.concat(frames, ignore_index=True)
+        dims = [c for c in out.columns if c not in (*FRAME_COLUMNS, "note")]
+        order = [CONTRAST, *[d for d in dims if d != CONTRAST]] if CONTRAST in dims else dims
+        # keep every dim in its order of appearance (the formula's contrast order)
+        keys = {d: out[d].map({v: i for i, v in enumerate(pd.unique(out[d]))}) for d in order}
+        keys["_method"] = out["method"].map({n: i for i, n in enumerate(self.results)})
+        rank = pd.DataFrame(keys).sort_values([*order, "_method"], kind="stable").index
+        return out.loc[rank, [*order, *FRAME_COLUMNS, "note"]].reset_index(drop=True)
+
+    def _display(self, precision: int = 4) -> pd.DataFrame:
+        frame = self.to_frame()
+        dims = [c for c in frame.columns if c not in FRAME_COLUMNS and c != "note"]
+        cols = ["method", "estimand", "estimate", "stderr", "statistic", "df", "pvalue"]
+        shown = frame[[*dims, *cols, "ci_lower", "ci_upper"]].assign(
+            direction=frame["method"].map(lambda n: METHODS[n].short), note=frame["note"]
+        )
+        shown = shown.rename(
+            columns={
+                "stderr": "std err",
+                "pvalue": "p-value",
+                "ci_lower": f"[{self.alpha / 2:g}",
+                "ci_upper": f"{1 - self.alpha / 2:g}]",
+            }
+        )
+        return _format_numbers(shown, precision)
+
+    def _caption(self) -> str:
+        what = (
+            "unconditional error of the learners"
+            if self.target == "learner"
+            else "conditional error of the models trained on these data"
+        )
+        return (
+            f"{self.formula}: {len(self.results)} methods, H0: μ = {self.mu0:g}, "
+            f"{100 * (1 - self.alpha):g}% intervals; target: {what}."
+        )
+
+    def to_latex(self, precision: int = 4, caption: str | None = None) -> str:
+        """Return a booktabs LaTeX table (top, mid and bottom rules).
+
+        Parameters
+        ----------
+        precision : int, default 4
+            Significant digits.
+        caption : str, optional
+            Caption; default a description of the formula, level and target.
+        """
+        styler = self._display(precision).style.hide(axis="index")
+        styler = styler.format(escape="latex").format_index(escape="latex", axis=1)
+        latex = styler.to_latex(hrules=True, caption=caption or latex_escape(self._caption()))
+        for char, math in _GREEK.items():  # pdflatex-safe: Greek letters as math
+            latex = latex.replace(char, math)
+        return str(latex)
+
+    def to_markdown(self, precision: int = 4) -> str:
+        """Return a Markdown (pipe) table, preceded by its caption."""
+        body = self._display(precision).to_markdown(index=False)
+        return f"{self._caption()}\n\n{body}"
+
+    def to_html(self, precision: int = 4) -> str:
+        """Return an HTML table, preceded by its caption."""
+        html = self._display(precision).to_html(index=False, border=0)
+        return f"<p>{html_escape(self._caption())}</p>\n{html}"
+
+    def summary(self, precision: int = 4) -> Any:
+        """Return a statsmodels ``Summary`` (``as_text()``, ``as_latex()``, ``as_html()``)."""
+        from statsmodels.iolib.summary import Summary
+        from statsmodels.iolib.table import SimpleTable
+
+        shown = self._display(precision)
+        notes = shown.pop("note")
+        by_note = shown.groupby(notes.to_numpy(), sort=False)["method"].unique()
+        smry = Summary()
+        smry.tables.append(
+            SimpleTable(
+                shown.astype(str).to_numpy().tolist(),
+                headers=list(shown.columns),
+                title=f"Comparison of methods: {self.formula}",
+            )
+        )
+        lines = [f"Note: {', '.join(meths)}: {note}." for note, meths in by_note.items() if note]
+        smry.add_extra_txt([self._caption(), *lines, *(f"Note: {n}" for n in self.notes)])
+        return smry
+
+    def plot(self, ax: Any = None) -> Any:
+        """Draw a forest plot of the intervals per method and contrast (matplotlib).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw on; default a new figure.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The axes drawn on.
+        """
+        from cvstats.reporting.plots import forest_plot
+
+        return forest_plot(self.to_frame(), mu0=self.mu0, alpha=self.alpha, ax=ax)
+
+    def __str__(self) -> str:
+        return str(self.summary().as_text())
+
+
+_GREEK = {"μ": r"$\mu$", "ρ": r"$\rho$", "σ": r"$\sigma$"}
+
+
+def _format_numbers(frame: pd.DataFrame, precision: int) -> pd.DataFrame:
+    out = frame.copy()
+    for col in out.columns:
+        if pd.api.types.is_float_dtype(out[col]):
+            out[col] = [_fmt(v, precision) for v in out[col]]
+    return out
+
+
+def _fmt(value: float, precision: int) -> str:
+    if np.isnan(value):
+        return ""
+    if np.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return f"{value:.{precision}g}"
+
+
+def _check_zero_one(models: xr.DataArray) -> None:
+    """McNemar needs 0/1 losses: check the models' losses, not only their differences."""
+    values = models.data
+    other = ~np.isnan(values) & (values != 0) & (values != 1)
+    if bool(other.any()):
+        raise CubeError(
+            f"McNemar's test needs zero-one losses, but the cube {models.name!r} holds other "
+            f"values, e.g. {pd.unique(np.asarray(values[other]).ravel())[:3].tolist()}; drop "
+            "'mcnemar' from `methods` or use holdout_t."
+        )
+
+
+def _resolve_cube(
+    formula: str | xr.DataArray, data: xr.DataArray | xr.Dataset | None
+) -> tuple[xr.DataArray, str]:
+    """Return the validated contrast cube and a description of its contrasts."""
+    if isinstance(formula, xr.DataArray) and data is None:
+        cube = formula
+        validate(cube)
+        if unit_dim(cube) != CONTRAST:
+            cube = cube.rename({unit_dim(cube): CONTRAST})
+        return cube, str(cube.attrs.get("formula", f"{cube.name} by {CONTRAST}"))
+    if isinstance(formula, str):
+        if data is None:
+            raise CvstatsTypeError("`data` is required with a formula: compare(formula, data).")
+        # contrasts() validates the cube it reads; a linear contrast of a valid cube keeps
+        # its NaN pattern, finiteness and coordinates, so one validation pass is enough
+        return contrasts(formula, data), formula
+    raise CvstatsTypeError(
+        f"`formula` must be a str (with `data`) or a cube, got {type(formula).__name__}."
+    )
+
+
+def _method_names(
+    cube: xr.DataArray, methods: Sequence[str] | None, target: str, options: dict[str, Any]
+) -> tuple[list[str], list[str]]:
+    """Return the methods to run, and notes on applicable ones left out for ``options``."""
+    if methods is None:
+        names = applicable_methods(cube, target)
+        notes = [
+            f"{n} left out: {METHODS[n].refusal(options)}"
+            for n in names
+            if METHODS[n].refusal(options)
+        ]
+        names = [n for n in names if not METHODS[n].refusal(options)]
+        if not names:
+            raise ArgumentError(
+                f"no method applies to this cube's design for target {target!r} (blocks "
+                f"{sorted(set(np.asarray(cube['block'].values).tolist()))})."
+            )
+        return names, notes
+    if isinstance(methods, str):
+        raise CvstatsTypeError(
+            f"`methods` must be a sequence of method names, got the str {methods!r}; write "
+            f"methods=[{methods!r}]."
+        )
+    names = list(methods)
+    if not names:
+        raise ArgumentError(
+            "`methods` is empty; name at least one method, or leave it out (None) for every "
+            f"method the design supports; choose from {list(METHODS)}."
+        )
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ArgumentError(f"`methods` names {repeated} more than once; name each method once.")
+    unknown = [n for n in names if n not in METHODS]
+    if unknown:
+        raise ArgumentError(f"unknown method(s) {unknown}; choose from {list(METHODS)}.")
+    if target == "model":
+        bad = [n for n in names if not METHODS[n].conditional]
+        if bad:
+            raise ArgumentError(
+                f"method(s) {bad} infer the unconditional error of learners; with "
+                f"target='model' choose from {[n for n, v in METHODS.items() if v.conditional]}."
+            )
+    for name in names:  # a named method that cannot take the options is an error
+        METHODS[name].check_options(options)
+    return names, []
+
+
+def compare(
+    formula: str | xr.DataArray,
+    data: xr.DataArray | xr.Dataset | None = None,
+    *,
+    methods: Sequence[str] | None = None,
+    mu0: float = 0.0,
+    alpha: float = 0.05,
+    alternative: str = "two-sided",
+    target: str = "learner",
+) -> ComparisonTable:
+    """Run inference methods on the contrasts of a formula and tabulate them.
+
+    The formula's right side defines linear contrasts over the ``model`` dim
+    (:func:`cvstats.contrasts`; theory.md §1); every method runs on every
+    contrast, vectorized over the cube's extra dims, and the cube is validated
+    once.
+
+    Parameters
+    ----------
+    formula : str or xarray.DataArray
+        ``"loss ~ model"``, ``"loss ~ 0 + model"``, ``"loss ~ C(model, contr.sum)"``...;
+        or a contrast cube (e.g. ``cvstats.pairwise(cube)``) or a cube, used as
+        is, with ``data`` omitted.
+    data : xarray.DataArray or xarray.Dataset, optional
+        A cube, or a Dataset of cubes (the formula's left side names the loss).
+    methods : sequence of str, optional
+        Names from :data:`METHODS`; default every method the cube's design
+        supports for the target (:func:`applicable_methods`).
+    mu0 : float, default 0
+        Null value of every test.
+    alpha : float, default 0.05
+        Level of the intervals.
+    alternative : {"two-sided", "less", "greater"}
+        Alternative hypothesis (Alpaydın's F is two-sided only and is left out
+        of one-sided comparisons by default).
+    target : {"learner", "model"}, default "learner"
+        ``"learner"``: the methods for the unconditional error (theory.md §4),
+        the resampled t, plain bootstrap, k-fold t and hold-out methods flagged
+        as liberal; ``"model"``: only methods valid for the conditional error of
+        the models trained on the data at hand (theory.md §1).
+
+    Returns
+    -------
+    ComparisonTable
+        Rows ``(contrast, method)``.
+
+    Examples
+    --------
+    >>> import numpy as np, cvstats
+    >>> d = cvstats.designs.conservative_z(100, 10, J=5, M=3, seed=0)
+    >>> losses = np.random.default_rng(0).random((d.sizes["split"], 100, 2))
+    >>> cube = cvstats.from_arrays(losses, design=d, models=["a", "b"], name="loss")
+    >>> table = cvstats.compare("loss ~ model", cube)
+    >>> table.to_frame()[["contrast", "method"]].shape
+    (6, 2)
+    """
+    if target not in TARGETS:
+        raise ArgumentError(f"`target` must be one of {list(TARGETS)}, got {target!r}.")
+    cube, described = _resolve_cube(formula, data)
+    options: dict[str, Any] = {"mu0": mu0, "alpha": alpha, "alternative": alternative}
+    names, notes = _method_names(cube, methods, target, options)
+    if isinstance(formula, str) and any(METHODS[n].zero_one for n in names):
+        _check_zero_one(select_loss(data, parse_formula(formula)[0], "the formula"))
+    results: dict[str, InferenceResult] = {}
+    with trusted(cube):
+        for name in names:
+            spec = METHODS[name]
+            sub = _pairs_only(cube) if spec.contrasts == "pairwise" else cube
+            with trusted(sub):
+                results[name] = spec.func(sub, **spec.fixed, **options)
+    return ComparisonTable(
+        results, described, target, float(mu0), float(alpha), tuple(notes)
+    )

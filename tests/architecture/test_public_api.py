@@ -1,0 +1,116 @@
+"""The public API is frozen: moving code between modules must not change ``cvstats.*``."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+import cvstats
+
+#: ``cvstats.__all__`` as of the layout of docs/architecture.md (0.1.0). A name is
+#: added here only together with its documentation; none is ever removed silently.
+FROZEN = (
+    "ArgumentError",
+    "BayesianResult",
+    "ComparisonTable",
+    "ConfidenceInterval",
+    "CubeError",
+    "CvstatsError",
+    "CvstatsTypeError",
+    "CvstatsWarning",
+    "DesignError",
+    "FormulaError",
+    "FriedmanResult",
+    "InferenceResult",
+    "PairwiseResult",
+    "PublicationTable",
+    "RankReport",
+    "StorageError",
+    "WilcoxonResult",
+    "WinnerTable",
+    "ZeroVarianceWarning",
+    "__version__",
+    "bayesian_correlated_t",
+    "bayle_cv",
+    "bootstrap_t",
+    "cd_diagram",
+    "collect",
+    "combined_5x2cv_f",
+    "compact",
+    "compact_cube",
+    "compare",
+    "conservative_z",
+    "contrast_matrix",
+    "contrasts",
+    "corrected_bootstrap_t",
+    "corrected_repeated_kfold_t",
+    "corrected_resampled_t",
+    "cv_bias",
+    "cv_estimates",
+    "designs",
+    "dietterich_5x2cv",
+    "fit_lemma1",
+    "fit_r",
+    "fit_rho",
+    "friedman_test",
+    "from_arrays",
+    "from_compact",
+    "from_frame",
+    "holdout_t",
+    "kfold_moments",
+    "kfold_statistics",
+    "kfold_t",
+    "mcnemar",
+    "nadeau_bengio_table",
+    "nested_cv_interval",
+    "open_compact",
+    "open_cube",
+    "pairwise",
+    "pairwise_wilcoxon",
+    "parse_formula",
+    "publication_table",
+    "quadratic_estimator_bias",
+    "rank_report",
+    "resampled_t",
+    "save",
+    "save_compact",
+    "to_compact",
+    "validate",
+    "variance_decomposition",
+    "wilcoxon_test",
+    "winner_table",
+)
+
+#: Module paths users import that must keep working.
+MODULE_PATHS = (
+    "cvstats.designs",
+    "cvstats.cube",
+    "cvstats.results",
+    "cvstats.kernels",
+    "cvstats.studies",
+    "cvstats.cli",
+)
+
+
+def test_all_is_the_frozen_list():
+    assert sorted(cvstats.__all__) == sorted(FROZEN)
+    assert len(cvstats.__all__) == len(set(cvstats.__all__))
+
+
+@pytest.mark.parametrize("name", FROZEN)
+def test_every_public_name_resolves(name):
+    assert getattr(cvstats, name) is not None
+
+
+@pytest.mark.parametrize("path", MODULE_PATHS)
+def test_module_paths_import(path):
+    importlib.import_module(path)
+
+
+def test_module_attributes_keep_their_contents():
+    # `cvstats.compact` and `cvstats.designs` are public modules (in __all__)
+    for name in ("to_compact", "from_compact", "compact_cube", "save_compact", "open_compact"):
+        assert getattr(cvstats.compact, name) is getattr(cvstats, name)
+    for name in cvstats.designs.__all__:
+        assert callable(getattr(cvstats.designs, name))

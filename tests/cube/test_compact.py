@@ -1,0 +1,331 @@
+"""The compact form (cvstats.cube.compact): lossless, validated, accepted by the methods."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import cvstats
+from cvstats import designs
+from cvstats.cube.compact import (
+    EXAMPLE_INDEX,
+    SLOT,
+    compact_cube,
+    from_compact,
+    is_compact,
+    open_compact,
+    save_compact,
+    to_compact,
+)
+from cvstats.errors import CubeError
+
+FIELDS = ("estimate", "stderr", "statistic", "df", "pvalue")
+METHODS = (
+    "resampled_t",
+    "corrected_resampled_t",
+    "conservative_z",
+    "bootstrap_t",
+    "corrected_bootstrap_t",
+    "dietterich_5x2cv",
+    "combined_5x2cv_f",
+)
+
+
+def _cube(design, n_datasets=0, *, seed=0, dtype=float, per_dataset=False, **kwargs):
+    rng = np.random.default_rng(seed)
+    S, n = design.sizes["split"], design.sizes["example"]
+    shape = (n_datasets, S, n, 2) if n_datasets else (S, n, 2)
+    losses = rng.random(shape).astype(dtype)
+    extra = ["dataset"] if n_datasets else []
+    if per_dataset:  # each dataset its own test sets: shift the design's masks per dataset
+        mask = np.stack([np.roll(design["test"].values, k, axis=-1) for k in range(n_datasets)])
+        design = design.drop_vars(["train", "test"]).assign(
+            train=(("split", "example"), np.zeros((S, n), bool)),
+            test=(("split", "example"), np.zeros((S, n), bool)),
+        )
+        return cvstats.from_arrays(
+            losses,
+            mask,
+            models=["a", "b"],
+            extra_dims=extra,
+            n_train=design["n_train"].values,
+            splits={
+                c: design[c].values
+                for c in ("block", "half", "side", "replicate", "repeat", "fold")
+            },
+            attrs=dict(design.attrs),
+            **kwargs,
+        )
+    return cvstats.from_arrays(
+        losses, design=design, models=["a", "b"], extra_dims=extra, **kwargs
+    )
+
+
+@pytest.fixture(scope="module")
+def nb():
+    return _cube(designs.nadeau_bengio(60, n_test=6, J=5, M=3, R=3, seed=0), 3)
+
+
+# --------------------------------------------------------------------------
+# round trip
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: _cube(designs.nadeau_bengio(60, n_test=6, J=5, M=3, R=3, seed=0)),
+        lambda: _cube(designs.nadeau_bengio(60, n_test=6, J=5, M=3, R=3, seed=0), 3),
+        lambda: _cube(designs.resampled(30, 5, J=4, seed=1), 3, per_dataset=True),
+        lambda: _cube(designs.kfold(42, 4, repeats=2, seed=0), 2),  # unequal folds: padded
+        lambda: _cube(designs.resampled(20, 4, J=3, seed=2), dtype=np.float32),
+        lambda: _cube(
+            designs.resampled(20, 4, J=3, seed=2), examples=[f"x{i}" for i in range(20)]
+        ),
+        lambda: cvstats.pairwise(_cube(designs.conservative_z(40, 4, J=3, M=2, seed=0), 2)),
+    ],
+    ids=[
+        "nb",
+        "nb-datasets",
+        "per-dataset-masks",
+        "kfold-unequal",
+        "float32",
+        "str-labels",
+        "contrast",
+    ],
+)
+def test_round_trip_identical(make):
+    cube = make()
+    compact = to_compact(cube)
+    assert is_compact(compact) and is_compact(compact_cube(compact))
+    cc = compact_cube(compact)
+    assert cc.dims[-3:] == ("split", SLOT, cube.dims[-1])
+    cvstats.validate(cc)
+    back = from_compact(compact)
+    xr.testing.assert_identical(back, cube)
+    assert back.dtype == cube.dtype
+    np.testing.assert_array_equal(back.isnull().values, cube.isnull().values)
+
+
+def test_kfold_padding_documented():
+    """Folds of 11 and 10 examples: 11 slots, the 10-example folds padded with one NaN."""
+    cc = compact_cube(to_compact(_cube(designs.kfold(42, 4, seed=0))))
+    assert cc.sizes[SLOT] == 11
+    n_test = (cc[EXAMPLE_INDEX] >= 0).sum(SLOT).values
+    assert sorted(n_test.tolist()) == [10, 10, 11, 11]
+    assert int(cc.isnull().any("model").sum()) == 2
+
+
+def test_compact_cube_alone_expands_with_default_labels(nb):
+    back = from_compact(compact_cube(to_compact(nb)))
+    xr.testing.assert_identical(back, nb.drop_vars("in_train"))
+
+
+@settings(
+    max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(
+    n=st.integers(8, 40),
+    frac=st.floats(0.1, 0.45),
+    J=st.integers(1, 4),
+    kind=st.sampled_from(["resampled", "kfold", "conservative_z", "bootstrap", "holdout"]),
+    n_datasets=st.integers(0, 2),
+    seed=st.integers(0, 2**16),
+)
+def test_round_trip_property(n, frac, J, kind, n_datasets, seed):
+    n_test = max(1, int(frac * n))
+    if kind == "resampled":
+        d = designs.resampled(n, n_test, J=J, seed=seed)
+    elif kind == "kfold":
+        d = designs.kfold(n, min(J + 1, n), seed=seed)
+    elif kind == "conservative_z":
+        d = designs.conservative_z(n, max(1, min(n_test, n // 2 - 1)), J=J, M=2, seed=seed)
+    elif kind == "bootstrap":
+        d = designs.bootstrap(n, n_test, J=J, R=2, seed=seed)
+    else:
+        d = designs.holdout(n, n_test, seed=seed)
+    cube = _cube(d, n_datasets, seed=seed)
+    xr.testing.assert_identical(from_compact(to_compact(cube)), cube)
+
+
+# --------------------------------------------------------------------------
+# the methods accept it
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_methods_equal_on_compact(nb, name):
+    dense = getattr(cvstats, name)(nb)
+    compact = getattr(cvstats, name)(compact_cube(to_compact(nb)))
+    for field in FIELDS:
+        np.testing.assert_allclose(
+            np.asarray(getattr(compact, field)), np.asarray(getattr(dense, field)), rtol=1e-12
+        )
+    assert compact.n1 == dense.n1 and compact.n2 == dense.n2
+
+
+@pytest.mark.parametrize("name", ["kfold_t", "corrected_repeated_kfold_t"])
+def test_kfold_methods_on_compact(name):
+    cube = _cube(designs.kfold(42, 4, repeats=1 if name == "kfold_t" else 2, seed=0), 2)
+    dense = getattr(cvstats, name)(cube)
+    compact = getattr(cvstats, name)(compact_cube(to_compact(cube)))
+    for field in FIELDS:
+        np.testing.assert_allclose(
+            np.asarray(getattr(compact, field)), np.asarray(getattr(dense, field)), rtol=1e-12
+        )
+
+
+def test_compare_on_compact_dataset(nb):
+    """compare takes the compact Dataset (the formula names its variable) or its cube."""
+    want = cvstats.compare("loss ~ model", nb).to_frame()
+    for data in (to_compact(nb), compact_cube(to_compact(nb))):
+        got = cvstats.compare("loss ~ model", data).to_frame()
+        pd.testing.assert_frame_equal(got, want, rtol=1e-12)
+
+
+def test_fits_on_compact(nb):
+    cc = compact_cube(to_compact(nb))
+    xr.testing.assert_allclose(cvstats.fit_rho(cc), cvstats.fit_rho(nb), rtol=1e-12)
+    xr.testing.assert_allclose(cvstats.fit_r(cc), cvstats.fit_r(nb), rtol=1e-12)
+
+
+def test_per_example_functions_need_the_dense_cube():
+    cube = _cube(designs.kfold(40, 4, seed=0), 3)
+    cc = compact_cube(to_compact(cube))
+    with pytest.raises(CubeError, match="needs the dense cube.*from_compact"):
+        cvstats.kfold_statistics(cc)
+    st_dense = cvstats.kfold_statistics(cube)
+    xr.testing.assert_allclose(cvstats.kfold_statistics(from_compact(to_compact(cube))), st_dense)
+
+
+def test_compact_is_smaller(nb):
+    no_5x2 = designs.select_blocks(
+        designs.nadeau_bengio(200, n_test=20, J=5, M=3, R=3, seed=0), exclude=["5x2"]
+    )
+    cube = _cube(no_5x2, 2)
+    compact = to_compact(cube)
+    assert compact.nbytes < cube.nbytes / 4
+    assert compact_cube(compact).sizes[SLOT] == 20
+
+
+# --------------------------------------------------------------------------
+# validation
+# --------------------------------------------------------------------------
+
+
+def _with(cc, values=None, index=None):
+    out = cc.copy(deep=True)
+    if values is not None:
+        out = out.copy(data=values)
+    if index is not None:
+        out = out.assign_coords({EXAMPLE_INDEX: (out[EXAMPLE_INDEX].dims, index)})
+    return out
+
+
+def test_validate_compact_errors(nb):
+    cc = compact_cube(to_compact(nb))
+    cvstats.validate(cc)
+    idx = cc[EXAMPLE_INDEX].values
+
+    bad = idx.copy()
+    bad[0, 0, 1] = bad[0, 0, 0]
+    with pytest.raises(CubeError, match="repeated or unsorted"):
+        cvstats.validate(_with(cc, index=bad))
+    bad = idx.copy()
+    bad[0, 0, 0] = 10_000
+    with pytest.raises(CubeError, match="n_examples"):
+        cvstats.validate(_with(cc, index=bad))
+    values = cc.values.copy()
+    values[0, 0, 0, 1] = np.nan
+    with pytest.raises(CubeError, match="NaN exactly on the padding"):
+        cvstats.validate(_with(cc, values=values))
+    values = cc.values.copy()
+    values[0, 0, 0, 0] = np.inf
+    with pytest.raises(CubeError, match="infinite"):
+        cvstats.validate(_with(cc, values=values))
+    with pytest.raises(CubeError, match="example_index"):
+        cvstats.validate(cc.drop_vars(EXAMPLE_INDEX))
+    # a half-split whose two sides share an example
+    half = np.flatnonzero((nb["block"].values == "half") & (nb["half"].values == 0))
+    s0 = half[nb["side"].values[half] == 0][0]
+    s1 = half[nb["side"].values[half] == 1][0]
+    bad = idx.copy()
+    bad[0, s1] = bad[0, s0]
+    with pytest.raises(CubeError, match="disjoint"):
+        cvstats.validate(_with(cc, index=bad))
+    # a main-block split with one test example fewer (padding at its end)
+    bad, values = idx.copy(), cc.values.copy()
+    n2 = int((idx[0, 0] >= 0).sum())
+    bad[:, 0, n2 - 1] = -1
+    values[:, 0, n2 - 1] = np.nan
+    with pytest.raises(CubeError, match="different test sizes"):
+        cvstats.validate(_with(cc, values=values, index=bad))
+    bad = idx.copy()
+    bad[0, 0, 0] = -1
+    values = cc.values.copy()
+    values[0, 0, 0] = np.nan
+    with pytest.raises(CubeError, match="padding slot"):
+        cvstats.validate(_with(cc, values=values, index=bad))
+
+
+def test_validate_compact_kfold_cover():
+    cube = _cube(designs.kfold(40, 4, seed=0))
+    cc = compact_cube(to_compact(cube))
+    idx = cc[EXAMPLE_INDEX].values.copy()
+    idx[1] = idx[0]  # fold 1 tests fold 0's examples again
+    with pytest.raises(CubeError, match="exactly once per repeat"):
+        cvstats.validate(_with(cc, index=np.sort(idx, axis=-1)))
+
+
+def test_to_compact_refuses_compact(nb):
+    with pytest.raises(CubeError, match="compact already"):
+        to_compact(compact_cube(to_compact(nb)))
+    with pytest.raises(CubeError, match="not a compact Dataset"):
+        compact_cube(nb.to_dataset())
+
+
+# --------------------------------------------------------------------------
+# storage
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", [".nc", ".zarr"])
+def test_save_open_compact(nb, tmp_path, suffix):
+    compact = to_compact(nb)
+    path = save_compact(compact, tmp_path / f"c{suffix}")
+    back = open_compact(path)
+    xr.testing.assert_identical(from_compact(back), nb)
+    lazy = open_compact(path, chunks={"dataset": 1})
+    cc = compact_cube(lazy)
+    assert cc.chunks is not None
+    res = cvstats.corrected_resampled_t(cc)
+    np.testing.assert_allclose(
+        res.statistic.values, cvstats.corrected_resampled_t(nb).statistic, rtol=1e-12
+    )
+    lazy.close()
+    with pytest.raises(cvstats.StorageError, match="already exists"):
+        save_compact(compact, path)
+
+
+def test_holdout_methods_accept_the_compact_form():
+    d = designs.holdout(200, 60, seed=0)
+    rng = np.random.default_rng(0)
+    losses = (rng.random((3, 1, 200, 2)) < [0.2, 0.3]).astype(float)
+    cube = cvstats.from_arrays(
+        losses, design=d, models=["a", "b"], name="zero_one", extra_dims=["dataset"]
+    )
+    compact = cvstats.to_compact(cube)["zero_one"]
+    assert "slot" in compact.dims
+    for method in (
+        lambda c: cvstats.holdout_t(c, mu0=0.2),
+        lambda c: cvstats.mcnemar(c, variant="exact"),
+        lambda c: cvstats.mcnemar(c, variant="z"),
+    ):
+        dense, small = method(cube), method(compact)
+        for field in ("estimate", "stderr", "statistic", "pvalue"):
+            np.testing.assert_array_equal(getattr(small, field), getattr(dense, field))
+        assert small.n2 == dense.n2 == 60
