@@ -13,14 +13,15 @@ learner. A cross-validation estimate ``ε̂(L, T, π)`` depends on the dataset
 conditional error of each measured on the rest of it) this module estimates
 the two components (:func:`variance_decomposition`), the bias of CV for
 ``εc`` and ``εu`` (:func:`cv_bias`), and how often CV picks the model that is
-truly better on the data at hand (:func:`winner_table`).
+truly better on the data at hand (:func:`winner_table`). Its result,
+:class:`~cvstats.results.conditional.WinnerTable`, lives in
+:mod:`cvstats.results.conditional` and is re-exported here.
 """
 
 from __future__ import annotations
 
 import numbers
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -35,6 +36,8 @@ from cvstats.cube.checks import validate_alpha
 from cvstats.cube.schema import EXAMPLE, MODEL, SPLIT
 from cvstats.errors import ArgumentError, CvstatsTypeError, DesignError
 from cvstats.inference.blocks import block_positions
+from cvstats.results import EstimatesResult, as_dataarray
+from cvstats.results.conditional import WinnerTable
 
 __all__ = [
     "REPETITION",
@@ -173,7 +176,7 @@ def variance_decomposition(
     *,
     dataset_dim: Hashable = "dataset",
     alpha: float = 0.05,
-) -> xr.Dataset:
+) -> EstimatesResult:
     """Split ``Var(ε̂)`` into sample and internal variance (theory.md §1).
 
     On every dataset ``t`` the ``R`` repetitions ``ε̂_{t,1..R}`` of the
@@ -212,8 +215,10 @@ def variance_decomposition(
 
     Returns
     -------
-    xarray.Dataset
-        Over ``model`` (or ``contrast``) and any other extra dim, each with
+    EstimatesResult
+        An :class:`xarray.Dataset` with the result protocol
+        (:class:`~cvstats.results.estimates.EstimatesResult`), over ``model``
+        (or ``contrast``) and any other extra dim, each with
         ``_se`` and ``_ci`` (on ``ci_bound``):
 
         * ``mean``: ``E[ε̂]`` (``β̂``);
@@ -276,7 +281,7 @@ def variance_decomposition(
     if "formula" in cube.attrs:
         attrs["formula"] = cube.attrs["formula"]
     out.attrs = attrs
-    return out
+    return EstimatesResult.from_dataset(out)
 
 
 # --------------------------------------------------------------------------
@@ -323,7 +328,7 @@ def cv_bias(
     dataset_dim: Hashable = "dataset",
     alpha: float = 0.05,
     unconditional_error: float | xr.DataArray | None = None,
-) -> xr.Dataset:
+) -> EstimatesResult:
     """Bias and accuracy of cross-validation for ``εc`` and ``εu`` (theory.md §1).
 
     For every dataset ``t``, ``E_π[ε̂]_t`` is estimated by the mean of the
@@ -365,9 +370,11 @@ def cv_bias(
 
     Returns
     -------
-    xarray.Dataset
-        Over ``model`` (or ``contrast``) and any other extra dim:
-        ``cv_estimate`` (mean over datasets of ``E_π[ε̂]``),
+    EstimatesResult
+        An :class:`xarray.Dataset` with the result protocol
+        (:class:`~cvstats.results.estimates.EstimatesResult`), over ``model``
+        (or ``contrast``) and any other extra dim: ``cv_estimate`` (mean over
+        datasets of ``E_π[ε̂]``),
         ``conditional_error`` (mean ``εc``), ``unconditional_error`` (``εu``),
         ``bias_conditional`` and ``bias_unconditional`` (each with ``_se`` and
         ``_ci``), ``rmse_conditional``, ``rmse_unconditional``, ``sd_cv`` and
@@ -440,7 +447,8 @@ def cv_bias(
         "correlation": corr,
         "correlation_ci": bounds(lo, hi),
     }
-    out = xr.Dataset({k: _plain(v) for k, v in data_vars.items()})
+    out = xr.Dataset({k: as_dataarray(v, keep_attrs=False) for k, v in data_vars.items()})
+    out = EstimatesResult.from_dataset(out)
     out.attrs = {
         "method": "cv_bias: CV estimates against conditional errors across datasets "
         "(theory.md §1)",
@@ -457,61 +465,9 @@ def cv_bias(
     return out
 
 
-def _plain(value: xr.DataArray) -> xr.DataArray:
-    out = value.copy(deep=False)
-    out.attrs = {}
-    return out
-
-
 # --------------------------------------------------------------------------
 # who wins
 # --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class WinnerTable:
-    """Does cross-validation pick the truly better model? (survey seed, §5.2).
-
-    Attributes
-    ----------
-    table : pandas.DataFrame
-        2×2 counts of datasets. Rows (index named ``"cv"``): ``"a > b"``
-        (CV says ``a`` is worse, ``ε̂_a > ε̂_b``) and ``"a <= b"``; columns
-        (named ``"conditional"``): ``"a > b"`` (truly worse, ``εc_a > εc_b``)
-        and ``"a <= b"``; ``a`` and ``b`` are the model names. This is the
-        survey's table ``M``.
-    p_true_given_cv : pandas.Series
-        ``P(true verdict = CV verdict | CV verdict)``, indexed by the CV
-        verdict: at ``"a > b"``, ``P(εc_a > εc_b | ε̂_a > ε̂_b)`` = cell
-        ``[a > b, a > b]`` over its row total; at ``"a <= b"``,
-        ``P(εc_a <= εc_b | ε̂_a <= ε̂_b)`` = cell ``[a <= b, a <= b]`` over its
-        row total. "P(true winner | CV winner)"; NaN for an empty row.
-    p_cv_given_true : pandas.Series
-        ``P(CV verdict = true verdict | true verdict)``, indexed by the true
-        verdict: the diagonal cells over their column totals.
-        "P(CV winner | true winner)"; NaN for an empty column.
-    agreement : float
-        Share of datasets on the diagonal (CV and truth agree).
-    n_datasets : int
-        Datasets counted in the table.
-    ties_cv, ties_true : int
-        Datasets where ``ε̂_a == ε̂_b``, resp. ``εc_a == εc_b`` (before exclusion).
-    ties : str
-        ``"not_worse"``: a tie counts as ``"a <= b"`` (the survey's convention);
-        ``"exclude"``: datasets with a tie in CV or in truth are left out.
-    models : tuple of str
-        ``(a, b)``.
-    """
-
-    table: pd.DataFrame
-    p_true_given_cv: pd.Series
-    p_cv_given_true: pd.Series
-    agreement: float
-    n_datasets: int
-    ties_cv: int
-    ties_true: int
-    ties: str
-    models: tuple[str, str]
 
 
 def _per_dataset_cv(cv_estimate: object) -> xr.DataArray:

@@ -13,8 +13,9 @@ expected value and political ratio of any quadratic variance estimator.
 The estimator layer over :mod:`cvstats.kernels.kfold`: named dims are mapped
 to the kernels' axes by :func:`cvstats.cube.apply.apply_kernel`, so every
 other dim (and the ``model``/``contrast`` dim) is vectorized over and
-dask-backed cubes stay lazy. Results are :class:`xarray.Dataset` objects;
-intervals lie on a trailing ``ci_bound`` dim with coordinates
+dask-backed cubes stay lazy. Results are
+:class:`~cvstats.results.estimates.EstimatesResult` objects (Datasets with the
+result protocol); intervals lie on a trailing ``ci_bound`` dim with coordinates
 ``["lower", "upper"]``.
 """
 
@@ -35,11 +36,10 @@ from cvstats.cube.schema import EXAMPLE, SPLIT
 from cvstats.errors import ArgumentError, CvstatsTypeError, DesignError
 from cvstats.inference.blocks import block_positions, kfold_layout
 from cvstats.kernels import kfold as kk
+from cvstats.results.base import bounds
+from cvstats.results.estimates import EstimatesResult
 
 __all__ = ["kfold_errors", "kfold_statistics", "kfold_moments", "quadratic_estimator_bias"]
-
-CI_BOUND = "ci_bound"
-_BOUNDS = np.array(["lower", "upper"])
 
 _DESCRIPTIONS = {
     "mu": "μ, mean of the errors e_i",
@@ -131,7 +131,7 @@ def _statistics_kernel(e: np.ndarray, fold: np.ndarray) -> tuple[np.ndarray, ...
     return tuple(kk.kfold_statistics(e, fold))
 
 
-def kfold_statistics(cube: xr.DataArray) -> xr.Dataset:
+def kfold_statistics(cube: xr.DataArray) -> EstimatesResult:
     """``s1, s2, s3`` and ``μ̂`` of the cube's K-fold run (theory.md §7).
 
     With ``e_i`` the out-of-fold error of example ``i`` and ``T_k`` the test
@@ -149,8 +149,9 @@ def kfold_statistics(cube: xr.DataArray) -> xr.Dataset:
 
     Returns
     -------
-    xarray.Dataset
-        ``s1``, ``s2``, ``s3``, ``mu`` (``μ̂``) over the cube's extra dims and
+    EstimatesResult
+        A Dataset with the result protocol: ``s1``, ``s2``, ``s3``, ``mu``
+        (``μ̂``) over the cube's extra dims and
         ``model``/``contrast``; attrs ``n``, ``K``, ``m``, ``loss``.
 
     Raises
@@ -180,7 +181,8 @@ def kfold_statistics(cube: xr.DataArray) -> xr.Dataset:
         "mu": "μ̂ = (1/n) Σ e_i",
     }
     data = {k: v.assign_attrs(description=desc[k]) for k, v in zip(names, out, strict=True)}
-    return xr.Dataset(data, attrs={**err.attrs, "method": "K-fold statistics (theory.md §7)"})
+    attrs = {**err.attrs, "method": "K-fold statistics (theory.md §7)"}
+    return EstimatesResult.from_dataset(xr.Dataset(data, attrs=attrs))
 
 
 # --------------------------------------------------------------------------
@@ -194,14 +196,9 @@ def _moments_kernel(e: np.ndarray, fold: np.ndarray) -> tuple[np.ndarray, ...]:
     return (*est, *se)
 
 
-def _bounds(lower: xr.DataArray, upper: xr.DataArray) -> xr.DataArray:
-    out = xr.concat([lower, upper], dim=CI_BOUND, coords="minimal", compat="override")
-    return out.assign_coords({CI_BOUND: _BOUNDS}).transpose(..., CI_BOUND)
-
-
 def kfold_moments(
     cube: xr.DataArray, *, dataset_dim: Hashable = "dataset", alpha: float = 0.05
-) -> xr.Dataset:
+) -> EstimatesResult:
     """Estimate ``σ², ω, γ`` and eq. (4) from replicated K-fold runs (theory.md §7).
 
     Every element of ``dataset_dim`` is an independent dataset of the same
@@ -238,8 +235,9 @@ def kfold_moments(
 
     Returns
     -------
-    xarray.Dataset
-        Over the other extra dims and ``model``/``contrast``: ``mu``,
+    EstimatesResult
+        A Dataset with the result protocol, over the other extra dims and
+        ``model``/``contrast``: ``mu``,
         ``sigma2``, ``omega``, ``gamma``; ``contribution_sigma2``,
         ``contribution_omega``, ``contribution_gamma`` (the terms of eq. 4) and
         ``theta``; ``lambda1``, ``lambda2``, ``lambda3``; ``admissible``
@@ -310,12 +308,12 @@ def kfold_moments(
         data[f"{name}_se"] = se[name].assign_attrs(
             description=f"jackknife standard error of {name}"
         )
-        data[f"{name}_ci"] = _bounds(est[name] - z * se[name], est[name] + z * se[name])
+        data[f"{name}_ci"] = bounds(est[name] - z * se[name], est[name] + z * se[name])
     lo, hi = apply_kernel(kk.variance_ci, [est["empirical_var"]], [[]], 2, df=N - 1, alpha=alpha)
-    data["empirical_var_ci"] = _bounds(lo, hi).assign_attrs(
+    data["empirical_var_ci"] = bounds(lo, hi).assign_attrs(
         description="chi-square interval for Var[μ̂] (Gaussian μ̂)"
     )
-    return xr.Dataset(
+    out = xr.Dataset(
         data,
         attrs={
             "method": "K-fold variance components from replicated runs (theory.md §7, eq. 4)",
@@ -328,6 +326,7 @@ def kfold_moments(
             "loss": err.attrs["loss"],
         },
     )
+    return EstimatesResult.from_dataset(out)
 
 
 # --------------------------------------------------------------------------
@@ -362,7 +361,7 @@ def quadratic_estimator_bias(
     n: int | None = None,
     K: int | None = None,
     fold: ArrayLike | None = None,
-) -> xr.Dataset:
+) -> EstimatesResult:
     """Compute the expectation and political ratio of a quadratic variance estimator (§7).
 
     Any ``θ̂ = eᵀ W e`` has ``E[θ̂] = a(σ² + μ²) + b(ω + μ²) + c(γ + μ²)``
@@ -406,8 +405,9 @@ def quadratic_estimator_bias(
 
     Returns
     -------
-    xarray.Dataset
-        ``a``, ``b``, ``c`` (scalars); ``expected`` (``E[θ̂]``), ``theta``
+    EstimatesResult
+        A Dataset with the result protocol: ``a``, ``b``, ``c`` (0-d);
+        ``expected`` (``E[θ̂]``), ``theta``
         (eq. 4), ``bias`` (``E[θ̂] - θ``) and ``political_ratio``
         (``θ / E[θ̂]``) over the dims of the moments. Attrs ``estimator``,
         ``n``, ``K``, ``m``.
@@ -461,7 +461,7 @@ def quadratic_estimator_bias(
         kk.expected_quadratic, [mu, s, w, g], [[], [], [], []], 1, a=a, b=b, c=c
     )
     theta = apply_kernel(kk.variance_components, [s, w, g], [[], [], []], 4, n=n, K=K)[3]
-    return xr.Dataset(
+    out = xr.Dataset(
         {
             "a": xr.DataArray(a),
             "b": xr.DataArray(b),
@@ -473,3 +473,4 @@ def quadratic_estimator_bias(
         },
         attrs={"estimator": name, "n": n, "K": K, "m": m, "method": "Lemma 3 (theory.md §7)"},
     )
+    return EstimatesResult.from_dataset(out)

@@ -3,9 +3,11 @@
 The estimator layer over :mod:`cvstats.kernels.lemma1`: named dims are mapped
 to the kernel's axes by :func:`cvstats.cube.apply.apply_kernel` (one
 ``xarray.apply_ufunc`` bridge), so every other dim is vectorized over and
-dask-backed arrays stay lazy. Results are :class:`xarray.Dataset` objects
-whose intervals lie on a ``ci_bound`` dim with coordinates
-``["lower", "upper"]``.
+dask-backed arrays stay lazy. Results are
+:class:`~cvstats.results.estimates.EstimatesResult` objects (Datasets with the
+result protocol) whose intervals lie on a ``ci_bound`` dim with coordinates
+``["lower", "upper"]`` (:data:`CI_BOUND` and :func:`bounds` come from
+:mod:`cvstats.results.base`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from cvstats.cube.apply import apply_kernel
 from cvstats.cube.checks import validate_alpha
 from cvstats.errors import ArgumentError, CvstatsTypeError, DesignError
 from cvstats.kernels.lemma1 import lemma1_components, lemma1_fit
+from cvstats.results.base import CI_BOUND, as_dataarray, bounds
+from cvstats.results.estimates import EstimatesResult
 
 __all__ = [
     "CI_BOUND",
@@ -30,10 +34,6 @@ __all__ = [
     "with_interval",
 ]
 
-#: Name of the dim holding interval bounds (coordinates ``["lower", "upper"]``).
-CI_BOUND = "ci_bound"
-_BOUNDS = np.array(["lower", "upper"])
-
 _PARAMS = ("beta", "delta", "pi")
 
 
@@ -41,12 +41,6 @@ def normal_interval(estimate: xr.DataArray, stderr: xr.DataArray, alpha: float) 
     """``estimate ± z_{1-α/2} stderr`` over a trailing ``ci_bound`` dim (lazy on dask)."""
     z = float(stats.norm.isf(alpha / 2))
     return bounds(estimate - z * stderr, estimate + z * stderr)
-
-
-def bounds(lower: xr.DataArray, upper: xr.DataArray) -> xr.DataArray:
-    """Stack two bound arrays on a trailing ``ci_bound`` dim (``["lower", "upper"]``)."""
-    out = xr.concat([lower, upper], dim=CI_BOUND, coords="minimal", compat="override")
-    return out.assign_coords({CI_BOUND: _BOUNDS}).transpose(..., CI_BOUND)
 
 
 def with_interval(
@@ -58,13 +52,6 @@ def with_interval(
         out[name] = est
         out[f"{name}_se"] = se
         out[f"{name}_ci"] = normal_interval(est, se, alpha)
-    return out
-
-
-def _no_attrs(value: xr.DataArray) -> xr.DataArray:
-    """Shallow copy of ``value`` without its own attrs (the input's attrs are not the output's)."""
-    out = value.copy(deep=False)
-    out.attrs = {}
     return out
 
 
@@ -109,7 +96,7 @@ def fit_lemma1(
     member_dim: Hashable,
     *,
     alpha: float = 0.05,
-) -> xr.Dataset:
+) -> EstimatesResult:
     """Fit ``(β, δ, π)`` of Lemma 1 across independent rows (theory.md §5).
 
     Every slice along ``sample_dim`` is an independent row ``T_i`` whose ``K``
@@ -137,8 +124,9 @@ def fit_lemma1(
 
     Returns
     -------
-    xarray.Dataset
-        Over the batch dims of ``T``: ``beta``, ``delta``, ``pi``; their
+    EstimatesResult
+        A Dataset with the result protocol, over the batch dims of ``T``:
+        ``beta``, ``delta``, ``pi``; their
         standard errors ``beta_se``, ``delta_se``, ``pi_se``; and intervals
         ``beta_ci``, ``delta_ci``, ``pi_ci`` over a trailing ``ci_bound`` dim
         (``["lower", "upper"]``). Attrs ``alpha``, ``N``, ``K``, ``sample_dim``,
@@ -176,8 +164,8 @@ def fit_lemma1(
     est = dict(zip(_PARAMS, out[:3], strict=True))
     se = dict(zip(_PARAMS, out[3:], strict=True))
     data = with_interval({p: (est[p], se[p]) for p in _PARAMS}, alpha)
-    data = {name: _no_attrs(value) for name, value in data.items()}
-    return xr.Dataset(
+    data = {name: as_dataarray(value, keep_attrs=False) for name, value in data.items()}
+    ds = xr.Dataset(
         data,
         attrs={
             "method": "Lemma-1 estimating equations, sandwich variance (theory.md §5)",
@@ -188,6 +176,7 @@ def fit_lemma1(
             "member_dim": str(member_dim),
         },
     )
+    return EstimatesResult.from_dataset(ds)
 
 
 def fit_components(
@@ -198,8 +187,7 @@ def fit_components(
     See :func:`cvstats.kernels.lemma1_components`; same checks as :func:`fit_lemma1`.
     """
     T = _check_dims(T, sample_dim, member_dim, "T")
-    out = tuple(
-        _no_attrs(v) for v in apply_kernel(_components_kernel, [T], [[sample_dim, member_dim]], 10)
-    )
+    out = apply_kernel(_components_kernel, [T], [[sample_dim, member_dim]], 10)
+    out = tuple(as_dataarray(v, keep_attrs=False) for v in out)
     names = ("beta", "delta", "gamma", "within", "pi")
     return {name: (out[i], out[i + 5]) for i, name in enumerate(names)}

@@ -14,12 +14,15 @@ learners as columns. Lower is better (losses) unless ``higher_is_better``.
 * :func:`pairwise_wilcoxon`: all pairs, Holm-adjusted;
 * :func:`rank_report`: the rank-based results beside the per-dataset
   corrected tests (counts of significant wins and losses).
+
+The results (:class:`FriedmanResult`, :class:`WilcoxonResult`,
+:class:`PairwiseResult`, :class:`RankReport`) and :func:`cd_diagram` live in
+:mod:`cvstats.results.ranks` and are re-exported here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
@@ -31,6 +34,13 @@ from scipy import stats
 from cvstats.cube.checks import validate_alpha
 from cvstats.errors import ArgumentError, CvstatsTypeError
 from cvstats.kernels import ranks as kr
+from cvstats.results.ranks import (
+    FriedmanResult,
+    PairwiseResult,
+    RankReport,
+    WilcoxonResult,
+    cd_diagram,
+)
 
 __all__ = [
     "DATASET_DIM",
@@ -117,88 +127,6 @@ def rank_table(
 # --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class FriedmanResult:
-    """Friedman and Iman–Davenport tests and the Nemenyi critical difference.
-
-    Attributes
-    ----------
-    ranks : pandas.DataFrame
-        Per-dataset ranks, datasets × learners.
-    average_ranks : pandas.Series
-        ``R_j``, by learner, in table order.
-    statistic, df, pvalue : float
-        Friedman's ``χ²_F``, its ``k - 1`` degrees of freedom and p-value.
-    iman_davenport, iman_davenport_df1, iman_davenport_df2, iman_davenport_pvalue : float
-        ``F_F = (N - 1) χ²_F / (N (k - 1) - χ²_F)`` with ``(k - 1, (k-1)(N-1))`` df.
-    critical_difference, q_alpha : float
-        Nemenyi ``CD = q_α sqrt(k(k+1)/(6N))`` and ``q_α``.
-    n_datasets, n_models : int
-        ``N`` and ``k``.
-    alpha : float
-        Level of the critical difference.
-    higher_is_better, tie_correction : bool
-        The options used.
-    """
-
-    ranks: pd.DataFrame
-    average_ranks: pd.Series
-    statistic: float
-    df: float
-    pvalue: float
-    iman_davenport: float
-    iman_davenport_df1: float
-    iman_davenport_df2: float
-    iman_davenport_pvalue: float
-    critical_difference: float
-    q_alpha: float
-    n_datasets: int
-    n_models: int
-    alpha: float
-    higher_is_better: bool
-    tie_correction: bool
-
-    def to_frame(self) -> pd.DataFrame:
-        """Return the two tests: columns ``test, statistic, df1, df2, pvalue``."""
-        return pd.DataFrame(
-            {
-                "test": ["friedman_chi2", "iman_davenport_f"],
-                "statistic": [self.statistic, self.iman_davenport],
-                "df1": [self.df, self.iman_davenport_df1],
-                "df2": [np.inf, self.iman_davenport_df2],
-                "pvalue": [self.pvalue, self.iman_davenport_pvalue],
-            }
-        )
-
-    def nemenyi(self) -> pd.DataFrame:
-        """All pairs: average ranks, their difference and whether it reaches the CD.
-
-        Columns ``model_a, model_b, rank_a, rank_b, rank_difference, significant``
-        (``|R_a - R_b| >= CD``).
-        """
-        rows = []
-        for a, b in combinations(self.average_ranks.index, 2):
-            ra, rb = float(self.average_ranks[a]), float(self.average_ranks[b])
-            rows.append((a, b, ra, rb, ra - rb, abs(ra - rb) >= self.critical_difference))
-        cols = ["model_a", "model_b", "rank_a", "rank_b", "rank_difference", "significant"]
-        return pd.DataFrame(rows, columns=cols)
-
-    def plot(self, ax: Any = None) -> Any:
-        """Critical-difference diagram (:func:`cd_diagram`)."""
-        return cd_diagram(self, ax=ax)
-
-    def __str__(self) -> str:
-        ranks = ", ".join(f"{k}: {v:.3f}" for k, v in self.average_ranks.items())
-        return (
-            f"Friedman test, N = {self.n_datasets} datasets, k = {self.n_models} learners\n"
-            f"average ranks: {ranks}\n"
-            f"chi2_F = {self.statistic:.4g} (df {self.df:g}), p = {self.pvalue:.4g}\n"
-            f"F_F = {self.iman_davenport:.4g} (df {self.iman_davenport_df1:g}, "
-            f"{self.iman_davenport_df2:g}), p = {self.iman_davenport_pvalue:.4g}\n"
-            f"Nemenyi CD (alpha = {self.alpha:g}) = {self.critical_difference:.4g}"
-        )
-
-
 def friedman_test(
     table: Any,
     *,
@@ -240,8 +168,8 @@ def friedman_test(
     >>> import pandas as pd
     >>> t = pd.DataFrame({"a": [0.1, 0.2, 0.3], "b": [0.2, 0.3, 0.4], "c": [0.3, 0.1, 0.5]})
     >>> res = friedman_test(t)
-    >>> res.average_ranks.round(3).tolist()
-    [1.333, 2.333, 2.333]
+    >>> res.average_ranks.round(3).tolist(), float(res.df)
+    ([1.333, 2.333, 2.333], 2.0)
     """
     alpha = validate_alpha(alpha)
     ranks = rank_table(table, higher_is_better=higher_is_better, dataset_dim=dataset_dim)
@@ -270,47 +198,6 @@ def friedman_test(
 # --------------------------------------------------------------------------
 # Wilcoxon signed-rank
 # --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class WilcoxonResult:
-    """Wilcoxon signed-rank test of two learners over datasets.
-
-    Attributes
-    ----------
-    model_a, model_b : str
-        The learners; differences are ``a - b``.
-    statistic, pvalue : float
-        scipy's statistic (the smaller signed-rank sum) and p-value (NaN and 1
-        when every difference is zero).
-    median_difference : float
-        Median over datasets of ``score_a - score_b``.
-    wins, ties, losses : int
-        Datasets where ``a`` is better, equal, worse.
-    n_datasets : int
-        ``N``.
-    alternative : str
-        As in :func:`scipy.stats.wilcoxon`.
-    """
-
-    model_a: str
-    model_b: str
-    statistic: float
-    pvalue: float
-    median_difference: float
-    wins: int
-    ties: int
-    losses: int
-    n_datasets: int
-    alternative: str
-
-    def to_frame(self) -> pd.DataFrame:
-        """Return one row: ``model_a, model_b, wins, ties, losses, median_difference, ...``."""
-        cols = ["model_a", "model_b", "wins", "ties", "losses", "median_difference"]
-        return pd.DataFrame(
-            [[getattr(self, c) for c in [*cols, "statistic", "pvalue"]]],
-            columns=[*cols, "statistic", "pvalue"],
-        )
 
 
 def _wilcoxon(
@@ -375,38 +262,6 @@ def wilcoxon_test(
     )
 
 
-@dataclass(frozen=True)
-class PairwiseResult:
-    """Wilcoxon signed-rank tests of every pair of learners with adjusted p-values.
-
-    Attributes
-    ----------
-    tests : tuple of WilcoxonResult
-        One per pair ``(a, b)``, ``a`` before ``b`` in table order.
-    pvalue_adjusted : tuple of float
-        Adjusted p-values (``correction``), in the order of ``tests``.
-    reject : tuple of bool
-        ``pvalue_adjusted <= alpha``.
-    correction : str
-        Method of :func:`statsmodels.stats.multitest.multipletests` (``"holm"``).
-    alpha : float
-        Family-wise level.
-    """
-
-    tests: tuple[WilcoxonResult, ...]
-    pvalue_adjusted: tuple[float, ...]
-    reject: tuple[bool, ...]
-    correction: str
-    alpha: float
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per pair: the Wilcoxon columns, ``pvalue_adjusted`` and ``reject``."""
-        frame = pd.concat([t.to_frame() for t in self.tests], ignore_index=True)
-        frame["pvalue_adjusted"] = list(self.pvalue_adjusted)
-        frame["reject"] = list(self.reject)
-        return frame
-
-
 def pairwise_wilcoxon(
     table: Any,
     *,
@@ -446,7 +301,8 @@ def pairwise_wilcoxon(
         for a, b in combinations(frame.columns, 2)
     )
     try:
-        reject, adjusted, _, _ = multipletests([t.pvalue for t in tests], alpha, correction)
+        pvalues = [float(t.pvalue) for t in tests]
+        reject, adjusted, _, _ = multipletests(pvalues, alpha, correction)
     except ValueError as e:
         raise ArgumentError(f"`correction` {correction!r} is not valid: {e}") from e
     return PairwiseResult(
@@ -459,134 +315,8 @@ def pairwise_wilcoxon(
 
 
 # --------------------------------------------------------------------------
-# critical-difference diagram
-# --------------------------------------------------------------------------
-
-
-def _cliques(ranks: np.ndarray, cd: float) -> list[tuple[int, int]]:
-    """Maximal runs ``[i, j]`` of sorted average ranks spanning less than ``cd``."""
-    out: list[tuple[int, int]] = []
-    for i in range(ranks.size):
-        j = i
-        while j + 1 < ranks.size and ranks[j + 1] - ranks[i] < cd:
-            j += 1
-        if j > i and not any(lo <= i and j <= hi for lo, hi in out):
-            out.append((i, j))
-    return out
-
-
-def cd_diagram(result: FriedmanResult, ax: Any = None) -> Any:
-    """Draw Demšar's critical-difference diagram of a :class:`FriedmanResult`.
-
-    Learners sit at their average rank on an axis from 1 (best, left) to
-    ``k``; thick bars join groups whose ranks differ by less than the Nemenyi
-    CD, drawn to scale above the axis.
-
-    Parameters
-    ----------
-    result : FriedmanResult
-        From :func:`friedman_test`.
-    ax : matplotlib.axes.Axes, optional
-        Axes to draw on; default a new figure.
-
-    Returns
-    -------
-    matplotlib.axes.Axes
-    """
-    import matplotlib.pyplot as plt
-
-    if not isinstance(result, FriedmanResult):
-        raise CvstatsTypeError(
-            f"`result` must be a FriedmanResult (friedman_test), got {type(result).__name__}."
-        )
-    avg = result.average_ranks.sort_values(kind="stable")
-    names, ranks = list(avg.index), avg.to_numpy()
-    k, cd = result.n_models, result.critical_difference
-    half = (k + 1) // 2
-    height = 1.2 + 0.3 * half
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7, height + 0.6))
-    ax.set_xlim(0.5 - 0.9, k + 0.5 + 0.9)
-    ax.set_ylim(-0.75 - 0.3 * (half - 1), 1.0)
-    ax.axis("off")
-    ax.hlines(0, 1, k, color="black", lw=1)
-    for r in range(1, k + 1):
-        ax.vlines(r, 0, 0.08, color="black", lw=1)
-        ax.text(r, 0.13, str(r), ha="center", va="bottom", fontsize=9)
-    ax.hlines(0.7, 1, 1 + cd, color="black", lw=1.5)
-    ax.vlines([1, 1 + cd], 0.65, 0.75, color="black", lw=1)
-    ax.text(1 + cd / 2, 0.78, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=9)
-    for i, (name, r) in enumerate(zip(names, ranks, strict=True)):
-        left = i < half
-        row = i if left else k - 1 - i
-        y = -0.45 - 0.3 * row
-        x_end = 0.5 - 0.1 if left else k + 0.5 + 0.1
-        ax.plot([r, r, x_end], [0, y, y], color="black", lw=0.8)
-        ax.text(
-            x_end + (-0.05 if left else 0.05),
-            y,
-            f"{name} ({r:.2f})",
-            ha="right" if left else "left",
-            va="center",
-            fontsize=9,
-        )
-    for n, (i, j) in enumerate(_cliques(ranks, cd)):
-        y = -0.12 - 0.1 * n
-        ax.hlines(y, ranks[i] - 0.03, ranks[j] + 0.03, color="tab:red", lw=3)
-    ax.set_title(
-        f"Nemenyi critical difference, α = {result.alpha:g}: N = {result.n_datasets}, k = {k}",
-        fontsize=10,
-    )
-    return ax
-
-
-# --------------------------------------------------------------------------
 # combined report
 # --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RankReport:
-    """Rank-based comparison across datasets beside the per-dataset corrected tests.
-
-    Attributes
-    ----------
-    friedman : FriedmanResult
-    pairwise : PairwiseResult
-        Holm-adjusted Wilcoxon tests of every pair.
-    per_dataset : pandas.DataFrame or None
-        Per pair ``(model_a, model_b)``: ``significant_wins`` (datasets where the
-        per-dataset test rejects and ``a``'s loss is lower), ``not_significant``,
-        ``significant_losses``, and ``per_dataset_method``; None when no
-        per-dataset results were given.
-    """
-
-    friedman: FriedmanResult
-    pairwise: PairwiseResult
-    per_dataset: pd.DataFrame | None
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per pair: Nemenyi ranks, Holm-adjusted Wilcoxon, per-dataset counts."""
-        frame = self.friedman.nemenyi().rename(columns={"significant": "nemenyi_significant"})
-        wil = self.pairwise.to_frame()[
-            ["model_a", "model_b", "wins", "ties", "losses", "pvalue", "pvalue_adjusted"]
-        ].rename(
-            columns={
-                "pvalue": "wilcoxon_pvalue",
-                "pvalue_adjusted": f"wilcoxon_pvalue_{self.pairwise.correction}",
-            }
-        )
-        frame = frame.merge(wil, on=["model_a", "model_b"], how="left")
-        if self.per_dataset is not None:
-            frame = frame.merge(self.per_dataset, on=["model_a", "model_b"], how="left")
-        return frame
-
-    def plot(self, ax: Any = None) -> Any:
-        """Critical-difference diagram of the Friedman result."""
-        return cd_diagram(self.friedman, ax=ax)
-
-    def __str__(self) -> str:
-        return f"{self.friedman}\n\n{self.to_frame().to_string(index=False)}"
 
 
 def _pair_of(label: str, models: Sequence[str]) -> tuple[str, str, int] | None:
@@ -630,7 +360,7 @@ def _per_dataset_counts(
 ) -> pd.DataFrame:
     if isinstance(per_dataset, Mapping):
         results = [_pick(v, method) for v in per_dataset.values()]
-        if not results or any(not isinstance(r.estimate, xr.DataArray) for r in results):
+        if not results or any(r.estimate.ndim == 0 for r in results):
             raise ArgumentError(
                 "`per_dataset` as a mapping needs one result over `contrast` per dataset."
             )
@@ -645,12 +375,11 @@ def _per_dataset_counts(
     else:
         res = _pick(per_dataset, method)
         est, p, name = res.estimate, res.pvalue, res.method
-    if not isinstance(est, xr.DataArray) or dataset_dim not in est.dims or est.ndim != 2:
-        dims = est.dims if isinstance(est, xr.DataArray) else ()
+    if dataset_dim not in est.dims or est.ndim != 2:
         raise ArgumentError(
-            f"`per_dataset` must be over ({dataset_dim!r}, contrast), got dims {dims}; run the "
-            "method on cvstats.pairwise(cube) of a cube with a dataset dim, or pass a mapping "
-            "of dataset names to per-dataset results."
+            f"`per_dataset` must be over ({dataset_dim!r}, contrast), got dims {est.dims}; run "
+            "the method on cvstats.pairwise(cube) of a cube with a dataset dim, or pass a "
+            "mapping of dataset names to per-dataset results."
         )
     unit = next(d for d in est.dims if d != dataset_dim)
     rows = []

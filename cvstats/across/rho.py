@@ -35,6 +35,7 @@ from cvstats.inference.blocks import (
     split_means,
 )
 from cvstats.kernels.lemma1 import political_ratio_from_rho, squared_half_differences
+from cvstats.results.estimates import EstimatesResult
 
 __all__ = ["fit_rho", "fit_r", "resolve_cube", "check_datasets"]
 
@@ -133,7 +134,7 @@ def fit_rho(
     *,
     dataset_dim: Hashable = "dataset",
     alpha: float = 0.05,
-) -> xr.Dataset:
+) -> EstimatesResult:
     """Estimate ``n1μ``, ``σ1`` and ``ρ`` across many datasets (theory.md §5).
 
     For every dataset the ``J`` main-block split means ``μ̂_j`` (theory.md §1)
@@ -173,8 +174,10 @@ def fit_rho(
 
     Returns
     -------
-    xarray.Dataset
-        Over ``model`` (or ``contrast``) and any other extra dim:
+    EstimatesResult
+        A Dataset with the result protocol
+        (:class:`~cvstats.results.estimates.EstimatesResult`), over ``model``
+        (or ``contrast``) and any other extra dim:
 
         * ``mu``, ``mu_se``, ``mu_ci``: ``β̂``, the estimate of ``n1μ``;
         * ``delta``, ``delta_se``, ``delta_ci``: ``σ̂1 = Var[μ̂_j]``;
@@ -256,7 +259,7 @@ def fit_rho(
         dataset_dim=str(dataset_dim),
         political_ratio=RATIO_NOTE,
     )
-    return out
+    return EstimatesResult.from_dataset(out)
 
 
 def fit_r(
@@ -265,7 +268,7 @@ def fit_r(
     *,
     dataset_dim: Hashable = "dataset",
     alpha: float = 0.05,
-) -> xr.Dataset:
+) -> EstimatesResult:
     """Estimate ``r`` of the conservative Z across many datasets (theory.md §4 method 4, §5).
 
     For every dataset and half-split ``m`` of the ``"half"`` block,
@@ -294,8 +297,10 @@ def fit_r(
 
     Returns
     -------
-    xarray.Dataset
-        Over ``model`` (or ``contrast``) and any other extra dim: ``r``,
+    EstimatesResult
+        A Dataset with the result protocol
+        (:class:`~cvstats.results.estimates.EstimatesResult`), over ``model``
+        (or ``contrast``) and any other extra dim: ``r``,
         ``r_se``, ``r_ci``; ``mean_sq_diff`` (``β̂``, the mean of the ``M``
         squared differences) with ``_se`` and ``_ci``; ``sigma2_cz``
         (``β̂/2``, the expectation of ``σ̂²_cz``) with ``_se`` and ``_ci``;
@@ -341,7 +346,7 @@ def fit_r(
     data_vars.update(
         {"delta": fit["delta"], "delta_se": fit["delta_se"], "delta_ci": fit["delta_ci"]}
     )
-    return xr.Dataset(
+    out = xr.Dataset(
         data_vars,
         attrs=_attrs(
             cube,
@@ -355,3 +360,4 @@ def fit_r(
             dataset_dim=str(dataset_dim),
         ),
     )
+    return EstimatesResult.from_dataset(out)

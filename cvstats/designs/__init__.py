@@ -14,7 +14,8 @@ May import the data model (:mod:`cvstats.cube`) and :mod:`cvstats.errors`; nothi
 
 from __future__ import annotations
 
-from cvstats.designs import splits
+from cvstats.designs import splits, splitters
 from cvstats.designs.splits import *  # noqa: F403 (the designs, listed in splits.__all__)
+from cvstats.designs.splitters import *  # noqa: F403 (from_splitter)
 
-__all__ = list(splits.__all__)
+__all__ = [*splits.__all__, *splitters.__all__]

@@ -20,7 +20,7 @@ from cvstats.cube.checks import ArgumentError
 from cvstats.cube.schema import EXAMPLE, SPLIT
 from cvstats.errors import DesignError
 from cvstats.inference.blocks import block_positions, block_sizes, kfold_layout
-from cvstats.inference.common import check_options, finish_test
+from cvstats.inference.common import check_options, finish_test, renamed_option
 from cvstats.inference.registry import METHODS
 from cvstats.kernels.bayle import BAYLE_VARIANCES
 from cvstats.kernels.bayle import bayle_cv as _bayle_kernel
@@ -70,7 +70,7 @@ def out_of_fold_errors(cube: xr.DataArray, method: str = _METHOD) -> tuple[xr.Da
 def bayle_cv(
     cube: xr.DataArray,
     *,
-    variance: str = "out",
+    variant: str = "out",
     mu0: float = 0.0,
     alpha: float = 0.05,
     alternative: str = "two-sided",
@@ -100,8 +100,8 @@ def bayle_cv(
     cube : xarray.DataArray
         Loss cube (or contrast cube) whose main block is one K-fold run
         (:func:`cvstats.designs.kfold` with ``repeats=1``).
-    variance : {"out", "in"}, default "out"
-        All-pairs or within-fold variance estimator.
+    variant : {"out", "in"}, default "out"
+        All-pairs or within-fold variance estimator (formerly ``variance=``).
     mu0 : float, default 0
         Null value.
     alpha : float, default 0.05
@@ -120,7 +120,7 @@ def bayle_cv(
     DesignError
         If the main block is not one K-fold run.
     ArgumentError
-        If `variance` is not ``"out"`` or ``"in"``.
+        If `variant` is not ``"out"`` or ``"in"``.
 
     Examples
     --------
@@ -132,9 +132,10 @@ def bayle_cv(
     >>> res.reference, res.estimand, res.n_splits
     ('normal', 'conditional', 5)
     """
+    variance = renamed_option(options, "variance", "variant", variant, "out", "bayle_cv")
     if variance not in BAYLE_VARIANCES:
         raise ArgumentError(
-            f"`variance` must be one of {list(BAYLE_VARIANCES)}, got {variance!r}."
+            f"`variant` must be one of {list(BAYLE_VARIANCES)}, got {variance!r}."
         )
     spec = METHODS["bayle_cv" + ("" if variance == "out" else f"_{variance}")]
     opts = check_options(cube, mu0, alpha, alternative, method=spec, extra=options)
@@ -153,5 +154,5 @@ def bayle_cv(
         n2=sizes.n2,
         n_splits=K,
         n_fits=K,
-        params={"K": K},
+        params={"K": K, "variant": variance},
     )

@@ -7,6 +7,7 @@ and the assembly of the result.
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -24,6 +25,7 @@ from cvstats.inference.registry import MethodSpec
 from cvstats.results import InferenceResult
 
 __all__ = [
+    "renamed_option",
     "Options",
     "trusted",
     "check_options",
@@ -113,10 +115,6 @@ def pvalues(statistic: xr.DataArray, df: xr.DataArray, alternative: str) -> xr.D
     return p
 
 
-def _plain(value: xr.DataArray) -> xr.DataArray | float:
-    return float(value) if value.ndim == 0 else value
-
-
 def make_result(
     estimate: xr.DataArray,
     stderr: xr.DataArray,
@@ -125,13 +123,13 @@ def make_result(
     pvalue: xr.DataArray,
     **fields: Any,
 ) -> InferenceResult:
-    """Assemble an :class:`InferenceResult` (0-d arrays become floats)."""
+    """Assemble an :class:`InferenceResult`; its values stay DataArrays (0-d for a scalar)."""
     return InferenceResult(
-        estimate=_plain(estimate),
-        stderr=_plain(stderr),
-        statistic=_plain(statistic),
-        df=_plain(df),
-        pvalue=_plain(pvalue),
+        estimate=estimate,
+        stderr=stderr,
+        statistic=statistic,
+        df=df,
+        pvalue=pvalue,
         **fields,
     )
 
@@ -173,3 +171,23 @@ def finish_test(
             **fields,
         },
     )
+
+
+def renamed_option(
+    options: dict[str, Any], old: str, new: str, value: Any, default: Any, method: str
+) -> Any:
+    """Take a renamed option's old keyword out of ``options`` (FutureWarning), or ``value``.
+
+    The options that pick a form of a test are called ``variant`` everywhere
+    (``docs/architecture.md``); their old names keep working for a while.
+    """
+    if old not in options:
+        return value
+    if value != default:
+        raise ArgumentError(f"{method}: give `{new}` only (`{old}` is its old name), not both.")
+    warnings.warn(
+        f"{method}: `{old}=` is now called `{new}=`; the old name will be removed.",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return options.pop(old)

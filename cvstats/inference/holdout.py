@@ -23,7 +23,13 @@ from cvstats.errors import (
     ZeroVarianceWarning,
 )
 from cvstats.inference.blocks import block_positions
-from cvstats.inference.common import check_options, finish_test, make_result, resolve_size
+from cvstats.inference.common import (
+    check_options,
+    finish_test,
+    make_result,
+    renamed_option,
+    resolve_size,
+)
 from cvstats.inference.registry import METHODS
 from cvstats.results import InferenceResult
 
@@ -64,13 +70,13 @@ def holdout_t(
     alpha: float = 0.05,
     alternative: str = "two-sided",
     split: int | None = None,
-    reference: str = "z",
+    variant: str = "z",
     **options: Any,
 ) -> InferenceResult:
     """Hold-out test on one split (theory.md §4, method 1).
 
     ``μ̂_1`` = mean of the ``n2`` test losses, ``σ̂² = S_L² / n2``; reference
-    ``N(0, 1)`` (default) or ``t_{n2-1}`` (``reference="t"``, the NIPS paper's
+    ``N(0, 1)`` (default) or ``t_{n2-1}`` (``variant="t"``, the NIPS paper's
     choice). A valid interval for the *conditional* error of the one trained
     model, not for ``n1μ``.
 
@@ -87,7 +93,7 @@ def holdout_t(
         Alternative hypothesis.
     split : int, optional
         Label of the split to use; default the main block's only split.
-    reference : {"z", "t"}, default "z"
+    variant : {"z", "t"}, default "z"
         Reference distribution.
 
     Returns
@@ -96,6 +102,7 @@ def holdout_t(
         Over the cube's extra dims and ``model``/``contrast``.
     """
     spec = METHODS["holdout_t"]
+    reference = renamed_option(options, "reference", "variant", variant, "z", spec.name)
     opts = check_options(cube, mu0, alpha, alternative, method=spec, extra=options)
     one = _one_split(cube, split, "hold-out t")
     n1 = int(one["n_train"])
@@ -111,7 +118,7 @@ def holdout_t(
         n2=n2,
         n_splits=1,
         n_fits=1,
-        params={"reference": reference},
+        params={"variant": reference},
         reference="normal" if reference == "z" else "t",
     )
 

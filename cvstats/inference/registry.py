@@ -213,7 +213,7 @@ def _bayle(variance: str, default: bool) -> MethodSpec:
     return MethodSpec(
         "bayle_cv" + ("" if variance == "out" else f"_{variance}"),
         "cvstats.inference.bayle:bayle_cv",
-        "Bayle et al. {K}-fold CV interval for the k-fold test error ({variance})",
+        "Bayle et al. {K}-fold CV interval for the k-fold test error ({variant})",
         "kfold",
         "bayle_cv",
         "conditional",
@@ -223,8 +223,8 @@ def _bayle(variance: str, default: bool) -> MethodSpec:
         "liberal for n1μ",
         flag=_KFE,
         needs="examples",
-        options=(*COMMON_OPTIONS, "variance"),
-        fixed={"variance": variance},
+        options=(*COMMON_OPTIONS, "variant"),
+        fixed={"variant": variance},
         default=default,
     )
 
@@ -234,7 +234,7 @@ _SPECS = (
     MethodSpec(
         "holdout_t",
         f"{_H}:holdout_t",
-        "Hold-out t ({reference} reference)",
+        "Hold-out t ({variant} reference)",
         "holdout",
         "holdout_t",
         "conditional",
@@ -244,7 +244,7 @@ _SPECS = (
         "liberal",
         flag=_LIB,
         needs="examples",
-        options=(*COMMON_OPTIONS, "split", "reference"),
+        options=(*COMMON_OPTIONS, "split", "variant"),
     ),
     MethodSpec(
         "mcnemar",

@@ -863,7 +863,7 @@ def _entry_values(value: Any, where: str) -> tuple[float, float, float]:
     if value is None:
         return (math.nan, math.nan, math.nan)
     if isinstance(value, InferenceResult):
-        if isinstance(value.estimate, xr.DataArray) and value.estimate.size != 1:
+        if value.estimate.size != 1:
             raise ArgumentError(
                 f"entry {where} is an InferenceResult over dims "
                 f"{dict(value.estimate.sizes)}; give a result with one element (e.g. from a "

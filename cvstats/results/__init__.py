@@ -1,12 +1,66 @@
-"""Results: the frozen dataclasses every estimator returns.
+"""Results: the objects every estimator returns, and their one contract.
 
 Layer 4 of cvstats (see ``docs/architecture.md``), between the kernels and the
 estimators: the estimators build results, reporting reads them, so results may
-import the data model and the kernels but never an estimator or reporting.
+import the data model, the designs, the kernels and the errors, but never an
+estimator or reporting.
+
+Every result derives from :class:`~cvstats.results.base.Result`: its computed
+values are DataArrays (0-d for a scalar result), intervals lie on a
+``ci_bound`` dim with coordinates ``["lower", "upper"]``, and ``to_frame``,
+``to_markdown``, ``to_latex``, ``to_html``, ``summary``, ``str``, ``interval``
+and ``plot`` are implemented once.
+
+* :mod:`~cvstats.results.base` — the contract, :func:`as_dataarray`, :func:`bounds`;
+* :mod:`~cvstats.results.inference` — :class:`InferenceResult`;
+* :mod:`~cvstats.results.bayes` — :class:`BayesianResult`;
+* :mod:`~cvstats.results.ranks` — Friedman, Wilcoxon, pairwise and rank reports;
+* :mod:`~cvstats.results.conditional` — :class:`WinnerTable`;
+* :mod:`~cvstats.results.estimates` — :class:`EstimatesResult`, the fits across datasets.
 """
 
 from __future__ import annotations
 
-from cvstats.results.inference import FRAME_COLUMNS, ConfidenceInterval, InferenceResult
+from cvstats.results.base import (
+    BOUNDS,
+    CI_BOUND,
+    ConfidenceInterval,
+    Result,
+    as_dataarray,
+    bounds,
+    split_interval,
+)
+from cvstats.results.bayes import BAYES_FRAME_COLUMNS, BayesianResult
+from cvstats.results.conditional import WINNER_FRAME_COLUMNS, WinnerTable
+from cvstats.results.estimates import ESTIMATES_FRAME_COLUMNS, EstimatesResult
+from cvstats.results.inference import FRAME_COLUMNS, InferenceResult
+from cvstats.results.ranks import (
+    FriedmanResult,
+    PairwiseResult,
+    RankReport,
+    WilcoxonResult,
+    cd_diagram,
+)
 
-__all__ = ["FRAME_COLUMNS", "ConfidenceInterval", "InferenceResult"]
+__all__ = [
+    "BAYES_FRAME_COLUMNS",
+    "BOUNDS",
+    "CI_BOUND",
+    "ESTIMATES_FRAME_COLUMNS",
+    "FRAME_COLUMNS",
+    "WINNER_FRAME_COLUMNS",
+    "BayesianResult",
+    "ConfidenceInterval",
+    "EstimatesResult",
+    "FriedmanResult",
+    "InferenceResult",
+    "PairwiseResult",
+    "RankReport",
+    "Result",
+    "WilcoxonResult",
+    "WinnerTable",
+    "as_dataarray",
+    "bounds",
+    "cd_diagram",
+    "split_interval",
+]

@@ -5,21 +5,28 @@ whatever method or branch produced it (theory.md §4, last paragraph):
 estimate, standard error, statistic, reference distribution and degrees of
 freedom, p-value, the interval as a method, the number of splits and fits,
 the estimand and the political-ratio direction the method is known for.
-Array-valued fields are DataArrays over the dims the method did not reduce
-(extra dims and ``model``/``contrast``).
+The values are DataArrays over the dims the method did not reduce (extra dims
+and ``model``/``contrast``), 0-d when there are none; the interval has a
+``ci_bound`` dim (:mod:`cvstats.results.base`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, ClassVar
 
-import numpy as np
 import pandas as pd
 import xarray as xr
 
 from cvstats import kernels
 from cvstats.cube.apply import apply_kernel
+from cvstats.results.base import (
+    ConfidenceInterval,
+    Result,
+    bounds,
+    split_interval,
+    tidy_frame,
+)
 
 __all__ = ["ConfidenceInterval", "InferenceResult", "FRAME_COLUMNS"]
 
@@ -42,22 +49,9 @@ FRAME_COLUMNS = (
     "direction",
 )
 
-Value = xr.DataArray | float
-
-
-class ConfidenceInterval(NamedTuple):
-    """Bounds of a confidence interval (``-inf``/``inf`` for one-sided ones)."""
-
-    low: Value
-    high: Value
-
-
-def _float_if_scalar(value: xr.DataArray) -> Value:
-    return float(value) if value.ndim == 0 else value
-
 
 @dataclass(frozen=True)
-class InferenceResult:
+class InferenceResult(Result):
     """Result of one inference method on a cube (theory.md §4).
 
     Attributes
@@ -68,15 +62,16 @@ class InferenceResult:
         Readable name of the method.
     loss : str
         Name of the cube (its loss).
-    estimate, stderr, statistic, df, pvalue : xarray.DataArray or float
+    estimate, stderr, statistic, df, pvalue : xarray.DataArray
         ``μ̂``, ``sqrt(σ̂²)``, ``(μ̂ - μ0)/sqrt(σ̂²)`` (or the method's own statistic,
         e.g. Alpaydın's F), degrees of freedom of the reference (``inf`` for a
-        normal reference), and the p-value. DataArrays over the dims that were
-        not reduced; floats when there are none.
+        normal reference), and the p-value. Over the dims that were not reduced;
+        0-d when there are none (``float(res.pvalue)`` gives the number). Numbers
+        given at construction become 0-d DataArrays.
     mu0 : float
         Null value of the test.
     alpha : float
-        Default level of :meth:`conf_int`.
+        Default level of :meth:`interval` and :meth:`conf_int`.
     alternative : str
         ``"two-sided"``, ``"less"`` or ``"greater"``.
     reference : str
@@ -101,11 +96,11 @@ class InferenceResult:
     method: str
     title: str
     loss: str
-    estimate: Value
-    stderr: Value
-    statistic: Value
-    df: Value
-    pvalue: Value
+    estimate: xr.DataArray
+    stderr: xr.DataArray
+    statistic: xr.DataArray
+    df: xr.DataArray
+    pvalue: xr.DataArray
     mu0: float
     alpha: float
     alternative: str
@@ -118,6 +113,12 @@ class InferenceResult:
     n_fits: int
     direction: str
 
+    frame_columns: ClassVar[tuple[str, ...]] = FRAME_COLUMNS
+    value_fields: ClassVar[tuple[str, ...]] = ("estimate", "stderr", "statistic", "df", "pvalue")
+
+    def __post_init__(self) -> None:
+        self._coerce_values()
+
     @property
     def estimand_label(self) -> str:
         """The estimand with its training size, e.g. ``"n1μ (n1 = 512)"``."""
@@ -127,7 +128,7 @@ class InferenceResult:
             return f"n/2 μ (n/2 = {self.n1})"
         return "conditional"
 
-    def conf_int(self, alpha: float | None = None) -> ConfidenceInterval:
+    def interval(self, alpha: float | None = None) -> xr.DataArray:
         """Return the ``1 - alpha`` interval ``μ̂ ± c sqrt(σ̂²)`` (theory.md §4).
 
         Parameters
@@ -137,64 +138,80 @@ class InferenceResult:
 
         Returns
         -------
-        ConfidenceInterval
-            ``(low, high)``; one-sided alternatives give an infinite bound; NaN
-            for methods without an interval (Alpaydın's F).
+        xarray.DataArray
+            Over the result's dims and a trailing ``ci_bound`` dim with
+            coordinates ``["lower", "upper"]``; one-sided alternatives give an
+            infinite bound; NaN for methods without an interval (Alpaydın's F).
         """
         alpha = self.alpha if alpha is None else alpha
         low, high = apply_kernel(
             kernels.conf_int,
-            [_as_da(self.estimate), _as_da(self.stderr), _as_da(self.df)],
+            [self.estimate, self.stderr, self.df],
             [[], [], []],
             2,
             alpha=alpha,
             alternative=self.alternative,
         )
-        return ConfidenceInterval(_float_if_scalar(low), _float_if_scalar(high))
+        return bounds(low, high)
+
+    def conf_int(self, alpha: float | None = None) -> ConfidenceInterval:
+        """Return the tuple view ``(low, high)`` of :meth:`interval`.
+
+        For ``low, high = res.conf_int()``.
+
+        Parameters
+        ----------
+        alpha : float, optional
+            Level; default the result's ``alpha``.
+
+        Returns
+        -------
+        ConfidenceInterval
+            ``(low, high)``, DataArrays over the result's dims (0-d for a scalar
+            result); one-sided alternatives give an infinite bound; NaN for
+            methods without an interval (Alpaydın's F).
+        """
+        return split_interval(self.interval(alpha))
 
     def to_frame(self, alpha: float | None = None) -> pd.DataFrame:
         """Return a tidy DataFrame: one row per element of the result's dims.
 
-        Columns: the result's dims, then :data:`FRAME_COLUMNS`.
+        Parameters
+        ----------
+        alpha : float, optional
+            Level of ``ci_lower``/``ci_upper``; default the result's ``alpha``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns: the result's dims, then :data:`FRAME_COLUMNS`.
         """
-        low, high = self.conf_int(alpha)
-        ds = xr.Dataset(
-            {
-                "estimate": _as_da(self.estimate),
-                "stderr": _as_da(self.stderr),
-                "statistic": _as_da(self.statistic),
-                "df": _as_da(self.df),
-                "pvalue": _as_da(self.pvalue),
-                "ci_lower": _as_da(low),
-                "ci_upper": _as_da(high),
-            }
-        ).compute()
-        dims = list(_as_da(self.estimate).dims)
-        ds = ds.drop_vars([c for c in ds.coords if c not in dims])
-        if dims:
-            frame = ds.to_dataframe(dim_order=dims).reset_index()
-        else:
-            frame = pd.DataFrame({k: [float(v)] for k, v in ds.data_vars.items()})
+        low, high = split_interval(self.interval(alpha))
+        frame, dims = tidy_frame({**self._value_arrays(), "ci_lower": low, "ci_upper": high})
         frame["method"] = self.method
         frame["estimand"] = self.estimand_label
         for name in ("n1", "n2", "n_splits", "n_fits", "reference", "direction"):
             frame[name] = getattr(self, name)
-        return frame[[*map(str, dims), *FRAME_COLUMNS]]
+        return frame[[*dims, *FRAME_COLUMNS]]
 
-    def summary(self, alpha: float | None = None) -> Any:
+    def summary(self, alpha: float | None = None, *, precision: int = 4) -> Any:
         """Return a statsmodels ``Summary`` (``as_text()``, ``as_latex()``, ``as_html()``).
 
         Parameters
         ----------
         alpha : float, optional
             Level of the interval columns; default the result's ``alpha``.
-        """
-        from statsmodels.iolib.summary import Summary
-        from statsmodels.iolib.table import SimpleTable
+        precision : int, default 4
+            Significant digits.
 
-        alpha = self.alpha if alpha is None else alpha
-        frame = self.to_frame(alpha)
-        info = [
+        Returns
+        -------
+        statsmodels.iolib.summary.Summary
+        """
+        return super().summary(precision, alpha=alpha)
+
+    def _summary_info(self, alpha: float | None = None) -> list[tuple[str, str]]:
+        return [
             ("Method:", self.title),
             ("Loss:", self.loss),
             ("Estimand:", self.estimand_label),
@@ -205,28 +222,11 @@ class InferenceResult:
             ("H0:", f"μ = {self.mu0:g} ({self.alternative})"),
             ("Known direction:", self.direction),
         ]
-        smry = Summary()
-        smry.tables.append(SimpleTable([[v] for _, v in info], stubs=[k for k, _ in info]))
-        dims = [c for c in frame.columns if c not in FRAME_COLUMNS]
-        stubs = [" ".join(str(v) for v in row) for row in frame[dims].itertuples(index=False)]
-        lo, hi = f"[{alpha / 2:g}", f"{1 - alpha / 2:g}]"
-        header = ["estimate", "std err", "statistic", "df", "p-value", lo, hi]
+
+    def _summary_table(
+        self, frame: pd.DataFrame, alpha: float | None = None
+    ) -> tuple[list[str], list[str]]:
+        alpha = self.alpha if alpha is None else alpha
         cols = ["estimate", "stderr", "statistic", "df", "pvalue", "ci_lower", "ci_upper"]
-        data = [[_fmt(v) for v in row] for row in frame[cols].itertuples(index=False)]
-        smry.tables.append(SimpleTable(data, headers=header, stubs=stubs or [""]))
-        return smry
-
-    def __str__(self) -> str:
-        return str(self.summary().as_text())
-
-
-def _as_da(value: Value) -> xr.DataArray:
-    return value if isinstance(value, xr.DataArray) else xr.DataArray(value)
-
-
-def _fmt(value: float) -> str:
-    if np.isnan(value):
-        return "nan"
-    if np.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return f"{value:.4g}"
+        lo, hi = f"[{alpha / 2:g}", f"{1 - alpha / 2:g}]"
+        return cols, ["estimate", "std err", "statistic", "df", "p-value", lo, hi]

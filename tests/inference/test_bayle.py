@@ -47,7 +47,7 @@ def hand(cube, model, variance):
 
 @pytest.mark.parametrize("variance", ["out", "in"])
 def test_matches_hand_computation(cube, variance):
-    res = bayle_cv(cube, variance=variance, mu0=1.5, alpha=0.1)
+    res = bayle_cv(cube, variant=variance, mu0=1.5, alpha=0.1)
     for model in ("a", "b"):
         R, se = hand(cube, model, variance)
         np.testing.assert_allclose(res.estimate.sel(model=model), R, rtol=1e-12)
@@ -83,9 +83,9 @@ def test_contrast_and_extra_dims_equal_loops(cube):
     np.testing.assert_allclose(res.stderr.sel(contrast="a - b"), se)
     stacked = xr.concat([cube, 2 * cube], dim="dataset").transpose("dataset", ...)
     stacked = stacked.assign_coords(dataset=["x", "y"])
-    res2 = bayle_cv(stacked, variance="in")
+    res2 = bayle_cv(stacked, variant="in")
     for i, label in enumerate(["x", "y"]):
-        one = bayle_cv(stacked.isel(dataset=i), variance="in")
+        one = bayle_cv(stacked.isel(dataset=i), variant="in")
         np.testing.assert_allclose(res2.estimate.sel(dataset=label), one.estimate)
         np.testing.assert_allclose(res2.stderr.sel(dataset=label), one.stderr)
     frame = res2.to_frame()
@@ -93,8 +93,8 @@ def test_contrast_and_extra_dims_equal_loops(cube):
 
 
 def test_errors(cube):
-    with pytest.raises(ArgumentError, match=r"`variance` must be one of \['out', 'in'\]"):
-        bayle_cv(cube, variance="all")
+    with pytest.raises(ArgumentError, match=r"`variant` must be one of \['out', 'in'\]"):
+        bayle_cv(cube, variant="all")
     rep = cvstats.from_arrays(np.ones((6, 12, 1)), design=designs.kfold(12, 3, repeats=2, seed=0))
     with pytest.raises(DesignError, match="2 repeats"):
         bayle_cv(rep)
@@ -122,7 +122,7 @@ def test_in_compare(cube):
     )
     assert "bayle_cv" not in applicable_methods(rep)
     table = cvstats.compare("squared ~ model", cube, methods=["bayle_cv", "bayle_cv_in"])
-    direct = bayle_cv(cvstats.contrasts("squared ~ model", cube), variance="in")
+    direct = bayle_cv(cvstats.contrasts("squared ~ model", cube), variant="in")
     np.testing.assert_allclose(table.results["bayle_cv_in"].estimate, direct.estimate)
     np.testing.assert_allclose(table.results["bayle_cv_in"].stderr, direct.stderr)
     frame = table.to_frame()
@@ -167,7 +167,7 @@ def test_coverage_of_kfold_test_error(variance):
     start = time.perf_counter()
     D = 3000
     cube, truth = simulate_ols(D, n=400, p=5, K=5, sigma=1.0, seed=7)
-    res = bayle_cv(cube, variance=variance, alpha=0.1)
+    res = bayle_cv(cube, variant=variance, alpha=0.1)
     lo, hi = res.conf_int()
     covered = (lo.values[:, 0] <= truth) & (truth <= hi.values[:, 0])
     coverage = covered.mean()

@@ -103,7 +103,7 @@ def _bayle_out(scale: float) -> object:
 
 
 def _bayle_in(scale: float) -> object:
-    return cvstats.bayle_cv(bayle_cube() * scale, variance="in")
+    return cvstats.bayle_cv(bayle_cube() * scale, variant="in")
 
 
 def _nested(scale: float) -> object:
@@ -140,7 +140,7 @@ CALLS: dict[str, Callable[[float], object]] = {
     "fit_rho": _fit_rho,
     "fit_r": _fit_r,
 }
-# fit_r squares the half differences (in cvstats/rho.py) before the Lemma-1 kernel: at
+# fit_r squares the half differences (kernels.squared_half_differences) before Lemma 1: at
 # 1e-200 those squares are exact zeros, which no kernel can tell from equal halves
 UNDERFLOW = [name for name in CALLS if name != "fit_r"]
 # standard errors from fourth powers of the losses: sandwich (Lemma-1) and jackknife of

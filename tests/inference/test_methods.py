@@ -222,7 +222,7 @@ def test_holdout_t_reference_and_scipy():
     np.testing.assert_allclose(
         float(res.pvalue.sel(model="a")), 2 * st.norm.sf(abs(z)), rtol=1e-10
     )
-    rt = cvstats.holdout_t(cube, reference="t")
+    rt = cvstats.holdout_t(cube, variant="t")
     sc = st.ttest_1samp(x, 0.0)
     np.testing.assert_allclose(float(rt.pvalue.sel(model="a")), sc.pvalue, rtol=1e-10)
     assert rt.n2 == 30 and rt.n1 == 50 and rt.estimand == "conditional"

@@ -8,7 +8,7 @@ results come from the public methods.
 Peers and their conventions (documented where they differ from ours):
 
 * **scipy** ``ttest_rel`` on the two models' split means (resampled t, k-fold
-  t) or test losses (hold-out t, ``reference="t"``) equals our test on the
+  t) or test losses (hold-out t, ``variant="t"``) equals our test on the
   contrast ``A - B``: a paired t test is the one-sample t of the differences.
 * **statsmodels** ``mcnemar``: ``table[0, 1]``/``table[1, 0]`` are the two
   discordant cells; its exact ``statistic`` is ``min(n10, n01)`` where ours is
@@ -155,7 +155,7 @@ def test_holdout_t_reference_t_is_scipy_ttest_rel_on_test_losses():
     cube = cvstats.from_arrays(
         losses, masks, n_train=55, extra_dims=["dataset"], models=["a", "b"]
     )
-    res = cvstats.holdout_t(cvstats.pairwise(cube), reference="t")
+    res = cvstats.holdout_t(cvstats.pairwise(cube), variant="t")
     for k in range(4):
         test = masks[k, 0]
         ref = st.ttest_rel(losses[k, 0, test, 0], losses[k, 0, test, 1])

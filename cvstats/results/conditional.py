@@ -1,0 +1,99 @@
+"""Result of :func:`cvstats.across.conditional.winner_table` (re-exported there).
+
+:class:`WinnerTable` follows the result contract of :mod:`cvstats.results.base`
+(tidy :meth:`~WinnerTable.to_frame`, Markdown/LaTeX/HTML, ``summary()``); its
+2×2 table and conditional probabilities stay the labelled pandas objects they
+have always been.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import pandas as pd
+
+from cvstats.results.base import Result
+
+__all__ = ["WINNER_FRAME_COLUMNS", "WinnerTable"]
+
+#: Columns of :meth:`WinnerTable.to_frame`.
+WINNER_FRAME_COLUMNS = ("cv", "conditional", "count", "share")
+
+
+@dataclass(frozen=True)
+class WinnerTable(Result):
+    """Does cross-validation pick the truly better model? (survey seed, §5.2).
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        2×2 counts of datasets. Rows (index named ``"cv"``): ``"a > b"``
+        (CV says ``a`` is worse, ``ε̂_a > ε̂_b``) and ``"a <= b"``; columns
+        (named ``"conditional"``): ``"a > b"`` (truly worse, ``εc_a > εc_b``)
+        and ``"a <= b"``; ``a`` and ``b`` are the model names. This is the
+        survey's table ``M``.
+    p_true_given_cv : pandas.Series
+        ``P(true verdict = CV verdict | CV verdict)``, indexed by the CV
+        verdict: at ``"a > b"``, ``P(εc_a > εc_b | ε̂_a > ε̂_b)`` = cell
+        ``[a > b, a > b]`` over its row total; at ``"a <= b"``,
+        ``P(εc_a <= εc_b | ε̂_a <= ε̂_b)`` = cell ``[a <= b, a <= b]`` over its
+        row total. "P(true winner | CV winner)"; NaN for an empty row.
+    p_cv_given_true : pandas.Series
+        ``P(CV verdict = true verdict | true verdict)``, indexed by the true
+        verdict: the diagonal cells over their column totals.
+        "P(CV winner | true winner)"; NaN for an empty column.
+    agreement : float
+        Share of datasets on the diagonal (CV and truth agree).
+    n_datasets : int
+        Datasets counted in the table.
+    ties_cv, ties_true : int
+        Datasets where ``ε̂_a == ε̂_b``, resp. ``εc_a == εc_b`` (before exclusion).
+    ties : str
+        ``"not_worse"``: a tie counts as ``"a <= b"`` (the survey's convention);
+        ``"exclude"``: datasets with a tie in CV or in truth are left out.
+    models : tuple of str
+        ``(a, b)``.
+    """
+
+    table: pd.DataFrame
+    p_true_given_cv: pd.Series
+    p_cv_given_true: pd.Series
+    agreement: float
+    n_datasets: int
+    ties_cv: int
+    ties_true: int
+    ties: str
+    models: tuple[str, str]
+
+    frame_columns: ClassVar[tuple[str, ...]] = WINNER_FRAME_COLUMNS
+
+    def to_frame(self) -> pd.DataFrame:
+        """Return the four cells, one row each: ``cv, conditional, count, share``.
+
+        ``cv`` and ``conditional`` are the verdicts (``"a > b"``: ``a`` has the
+        larger error), ``share`` the cell's count over ``n_datasets`` (NaN when
+        no dataset is counted).
+        """
+        frame = self.table.rename_axis(index="cv", columns="conditional")
+        frame = frame.stack().rename("count").reset_index()
+        frame["count"] = frame["count"].astype("int64")
+        n = self.n_datasets
+        frame["share"] = frame["count"] / n if n > 0 else float("nan")
+        return frame[list(WINNER_FRAME_COLUMNS)]
+
+    def _caption(self) -> str:
+        a, b = self.models
+        return f"CV verdict against the truth: {a} vs {b}, {self.n_datasets} datasets"
+
+    def _summary_info(self) -> list[tuple[str, str]]:
+        def probs(series: pd.Series) -> str:
+            return ", ".join(f"{k}: {v:.4g}" for k, v in series.items())
+
+        return [
+            ("Table:", self._caption()),
+            ("Agreement:", f"{self.agreement:.4g}"),
+            ("P(true | CV):", probs(self.p_true_given_cv)),
+            ("P(CV | true):", probs(self.p_cv_given_true)),
+            ("Ties (CV / true):", f"{self.ties_cv} / {self.ties_true} ({self.ties})"),
+        ]

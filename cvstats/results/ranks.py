@@ -1,0 +1,437 @@
+"""Results of the rank comparisons across datasets (Demšar 2006; García & Herrera 2008).
+
+Built by :mod:`cvstats.across.ranks` (re-exported there) and following the
+result contract of :mod:`cvstats.results.base`: the statistics are DataArrays
+(0-d for a single test, over ``contrast`` for the pairs), options, counts and
+labels are Python scalars, and the per-dataset ranks stay the pandas tables
+the rank tests read. :func:`cd_diagram` draws a :class:`FriedmanResult`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from cvstats.cube.schema import CONTRAST
+from cvstats.errors import CvstatsTypeError
+from cvstats.results.base import Result
+
+__all__ = [
+    "FRIEDMAN_FRAME_COLUMNS",
+    "WILCOXON_FRAME_COLUMNS",
+    "PAIRWISE_FRAME_COLUMNS",
+    "FriedmanResult",
+    "WilcoxonResult",
+    "PairwiseResult",
+    "RankReport",
+    "cd_diagram",
+]
+
+#: Columns of :meth:`FriedmanResult.to_frame`.
+FRIEDMAN_FRAME_COLUMNS = ("test", "statistic", "df1", "df2", "pvalue")
+#: Columns of :meth:`WilcoxonResult.to_frame`.
+WILCOXON_FRAME_COLUMNS = (
+    "model_a",
+    "model_b",
+    "wins",
+    "ties",
+    "losses",
+    "median_difference",
+    "statistic",
+    "pvalue",
+)
+#: Columns of :meth:`PairwiseResult.to_frame`.
+PAIRWISE_FRAME_COLUMNS = (*WILCOXON_FRAME_COLUMNS, "pvalue_adjusted", "reject")
+
+
+@dataclass(frozen=True)
+class FriedmanResult(Result):
+    """Friedman and Iman–Davenport tests and the Nemenyi critical difference.
+
+    Attributes
+    ----------
+    ranks : pandas.DataFrame
+        Per-dataset ranks, datasets × learners.
+    average_ranks : pandas.Series
+        ``R_j``, by learner, in table order.
+    statistic, df, pvalue : xarray.DataArray
+        Friedman's ``χ²_F``, its ``k - 1`` degrees of freedom and p-value (0-d).
+    iman_davenport, iman_davenport_df1, iman_davenport_df2, iman_davenport_pvalue : DataArray
+        ``F_F = (N - 1) χ²_F / (N (k - 1) - χ²_F)`` with ``(k - 1, (k-1)(N-1))`` df (0-d).
+    critical_difference, q_alpha : xarray.DataArray
+        Nemenyi ``CD = q_α sqrt(k(k+1)/(6N))`` and ``q_α`` (0-d).
+    n_datasets, n_models : int
+        ``N`` and ``k``.
+    alpha : float
+        Level of the critical difference.
+    higher_is_better, tie_correction : bool
+        The options used.
+    """
+
+    ranks: pd.DataFrame
+    average_ranks: pd.Series
+    statistic: xr.DataArray
+    df: xr.DataArray
+    pvalue: xr.DataArray
+    iman_davenport: xr.DataArray
+    iman_davenport_df1: xr.DataArray
+    iman_davenport_df2: xr.DataArray
+    iman_davenport_pvalue: xr.DataArray
+    critical_difference: xr.DataArray
+    q_alpha: xr.DataArray
+    n_datasets: int
+    n_models: int
+    alpha: float
+    higher_is_better: bool
+    tie_correction: bool
+
+    frame_columns: ClassVar[tuple[str, ...]] = FRIEDMAN_FRAME_COLUMNS
+    value_fields: ClassVar[tuple[str, ...]] = (
+        "statistic",
+        "df",
+        "pvalue",
+        "iman_davenport",
+        "iman_davenport_df1",
+        "iman_davenport_df2",
+        "iman_davenport_pvalue",
+        "critical_difference",
+        "q_alpha",
+    )
+
+    def __post_init__(self) -> None:
+        self._coerce_values()
+
+    def to_frame(self) -> pd.DataFrame:
+        """Return the two tests: columns ``test, statistic, df1, df2, pvalue``."""
+        return pd.DataFrame(
+            {
+                "test": ["friedman_chi2", "iman_davenport_f"],
+                "statistic": [float(self.statistic), float(self.iman_davenport)],
+                "df1": [float(self.df), float(self.iman_davenport_df1)],
+                "df2": [np.inf, float(self.iman_davenport_df2)],
+                "pvalue": [float(self.pvalue), float(self.iman_davenport_pvalue)],
+            }
+        )
+
+    def nemenyi(self) -> pd.DataFrame:
+        """All pairs: average ranks, their difference and whether it reaches the CD.
+
+        Columns ``model_a, model_b, rank_a, rank_b, rank_difference, significant``
+        (``|R_a - R_b| >= CD``).
+        """
+        cd = float(self.critical_difference)
+        rows = []
+        for a, b in combinations(self.average_ranks.index, 2):
+            ra, rb = float(self.average_ranks[a]), float(self.average_ranks[b])
+            rows.append((a, b, ra, rb, ra - rb, abs(ra - rb) >= cd))
+        cols = ["model_a", "model_b", "rank_a", "rank_b", "rank_difference", "significant"]
+        return pd.DataFrame(rows, columns=cols)
+
+    def plot(self, ax: Any = None) -> Any:
+        """Critical-difference diagram (:func:`cd_diagram`)."""
+        return cd_diagram(self, ax=ax)
+
+    def _caption(self) -> str:
+        return f"Friedman test, N = {self.n_datasets} datasets, k = {self.n_models} learners"
+
+    def _summary_info(self) -> list[tuple[str, str]]:
+        ranks = ", ".join(f"{k}: {v:.3f}" for k, v in self.average_ranks.items())
+        return [
+            ("Test:", self._caption()),
+            ("Average ranks:", ranks),
+            (f"Nemenyi CD (alpha = {self.alpha:g}):", f"{float(self.critical_difference):.4g}"),
+            ("q_alpha:", f"{float(self.q_alpha):.4g}"),
+            ("Tie correction:", str(self.tie_correction)),
+        ]
+
+
+@dataclass(frozen=True)
+class WilcoxonResult(Result):
+    """Wilcoxon signed-rank test of two learners over datasets.
+
+    Attributes
+    ----------
+    model_a, model_b : str
+        The learners; differences are ``a - b``.
+    statistic, pvalue : xarray.DataArray
+        scipy's statistic (the smaller signed-rank sum) and p-value (NaN and 1
+        when every difference is zero); 0-d.
+    median_difference : xarray.DataArray
+        Median over datasets of ``score_a - score_b`` (0-d).
+    wins, ties, losses : int
+        Datasets where ``a`` is better, equal, worse.
+    n_datasets : int
+        ``N``.
+    alternative : str
+        As in :func:`scipy.stats.wilcoxon`.
+    """
+
+    model_a: str
+    model_b: str
+    statistic: xr.DataArray
+    pvalue: xr.DataArray
+    median_difference: xr.DataArray
+    wins: int
+    ties: int
+    losses: int
+    n_datasets: int
+    alternative: str
+
+    frame_columns: ClassVar[tuple[str, ...]] = WILCOXON_FRAME_COLUMNS
+    value_fields: ClassVar[tuple[str, ...]] = ("statistic", "pvalue", "median_difference")
+
+    def __post_init__(self) -> None:
+        self._coerce_values()
+
+    def to_frame(self) -> pd.DataFrame:
+        """Return one row: ``model_a, model_b, wins, ties, losses, median_difference, ...``."""
+        row = {
+            c: float(v) if c in self.value_fields else v
+            for c in WILCOXON_FRAME_COLUMNS
+            for v in [getattr(self, c)]
+        }
+        return pd.DataFrame([row], columns=list(WILCOXON_FRAME_COLUMNS))
+
+    def _caption(self) -> str:
+        return f"Wilcoxon signed-rank test, {self.model_a} vs {self.model_b}"
+
+    def _summary_info(self) -> list[tuple[str, str]]:
+        return [
+            ("Test:", self._caption()),
+            ("Datasets:", str(self.n_datasets)),
+            ("Alternative:", self.alternative),
+        ]
+
+
+@dataclass(frozen=True)
+class PairwiseResult(Result):
+    """Wilcoxon signed-rank tests of every pair of learners with adjusted p-values.
+
+    Attributes
+    ----------
+    tests : tuple of WilcoxonResult
+        One per pair ``(a, b)``, ``a`` before ``b`` in table order.
+    pvalue_adjusted : xarray.DataArray
+        Adjusted p-values (``correction``), over ``contrast`` (labels
+        ``"a - b"``, in the order of ``tests``; coordinates ``model_a`` and
+        ``model_b``).
+    reject : xarray.DataArray
+        ``pvalue_adjusted <= alpha`` (bool), over ``contrast``.
+    correction : str
+        Method of :func:`statsmodels.stats.multitest.multipletests` (``"holm"``).
+    alpha : float
+        Family-wise level.
+    """
+
+    tests: tuple[WilcoxonResult, ...]
+    pvalue_adjusted: xr.DataArray
+    reject: xr.DataArray
+    correction: str
+    alpha: float
+
+    frame_columns: ClassVar[tuple[str, ...]] = PAIRWISE_FRAME_COLUMNS
+    value_fields: ClassVar[tuple[str, ...]] = ("pvalue_adjusted", "reject")
+
+    def __post_init__(self) -> None:
+        for name in self.value_fields:
+            value = getattr(self, name)
+            if not isinstance(value, xr.DataArray):
+                object.__setattr__(self, name, _pair_array(self.tests, value, name))
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per pair: the Wilcoxon columns, ``pvalue_adjusted`` and ``reject``."""
+        frame = pd.concat([t.to_frame() for t in self.tests], ignore_index=True)
+        frame["pvalue_adjusted"] = self.pvalue_adjusted.values.astype(float)
+        frame["reject"] = self.reject.values.astype(bool)
+        return frame[list(PAIRWISE_FRAME_COLUMNS)]
+
+    def _caption(self) -> str:
+        return f"Pairwise Wilcoxon signed-rank tests, {self.correction}-adjusted"
+
+    def _summary_info(self) -> list[tuple[str, str]]:
+        return [
+            ("Tests:", self._caption()),
+            ("Pairs:", str(len(self.tests))),
+            ("Family-wise alpha:", f"{self.alpha:g}"),
+        ]
+
+
+def _pair_array(tests: tuple[WilcoxonResult, ...], values: Any, name: str) -> xr.DataArray:
+    """Values of the pairs ``tests`` as a DataArray over ``contrast`` (``"a - b"`` labels)."""
+    labels = [f"{t.model_a} - {t.model_b}" for t in tests]
+    return xr.DataArray(
+        np.asarray(values),
+        dims=(CONTRAST,),
+        coords={
+            CONTRAST: labels,
+            "model_a": (CONTRAST, [t.model_a for t in tests]),
+            "model_b": (CONTRAST, [t.model_b for t in tests]),
+        },
+        name=name,
+    )
+
+
+@dataclass(frozen=True)
+class RankReport(Result):
+    """Rank-based comparison across datasets beside the per-dataset corrected tests.
+
+    Attributes
+    ----------
+    friedman : FriedmanResult
+    pairwise : PairwiseResult
+        Holm-adjusted Wilcoxon tests of every pair.
+    per_dataset : pandas.DataFrame or None
+        Per pair ``(model_a, model_b)``: ``significant_wins`` (datasets where the
+        per-dataset test rejects and ``a``'s loss is lower), ``not_significant``,
+        ``significant_losses``, and ``per_dataset_method``; None when no
+        per-dataset results were given.
+    """
+
+    friedman: FriedmanResult
+    pairwise: PairwiseResult
+    per_dataset: pd.DataFrame | None
+
+    frame_columns: ClassVar[tuple[str, ...]] = (
+        "model_a",
+        "model_b",
+        "rank_a",
+        "rank_b",
+        "rank_difference",
+        "nemenyi_significant",
+        "wins",
+        "ties",
+        "losses",
+        "wilcoxon_pvalue",
+    )
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per pair: Nemenyi ranks, adjusted Wilcoxon, per-dataset counts.
+
+        Columns: ``model_a, model_b, rank_a, rank_b, rank_difference,
+        nemenyi_significant, wins, ties, losses, wilcoxon_pvalue``, then
+        ``wilcoxon_pvalue_<correction>`` and, with per-dataset results, their
+        counts ``significant_wins, not_significant, significant_losses,
+        per_dataset_method``.
+        """
+        frame = self.friedman.nemenyi().rename(columns={"significant": "nemenyi_significant"})
+        wil = self.pairwise.to_frame()[
+            ["model_a", "model_b", "wins", "ties", "losses", "pvalue", "pvalue_adjusted"]
+        ].rename(
+            columns={
+                "pvalue": "wilcoxon_pvalue",
+                "pvalue_adjusted": f"wilcoxon_pvalue_{self.pairwise.correction}",
+            }
+        )
+        frame = frame.merge(wil, on=["model_a", "model_b"], how="left")
+        if self.per_dataset is not None:
+            frame = frame.merge(self.per_dataset, on=["model_a", "model_b"], how="left")
+        return frame
+
+    def _frame_dims(self, frame: pd.DataFrame) -> list[str]:
+        return []
+
+    def plot(self, ax: Any = None) -> Any:
+        """Critical-difference diagram of the Friedman result."""
+        return cd_diagram(self.friedman, ax=ax)
+
+    def _caption(self) -> str:
+        return f"Rank report: {self.friedman._caption()}"
+
+    def _summary_info(self) -> list[tuple[str, str]]:
+        f = self.friedman
+        chi2 = f"{float(f.statistic):.4g} (df {float(f.df):g}), p = {float(f.pvalue):.4g}"
+        df1, df2 = float(f.iman_davenport_df1), float(f.iman_davenport_df2)
+        ff = f"{float(f.iman_davenport):.4g} (df {df1:g}, {df2:g})"
+        return [
+            *f._summary_info(),
+            ("Friedman chi2_F:", chi2),
+            ("Iman-Davenport F_F:", f"{ff}, p = {float(f.iman_davenport_pvalue):.4g}"),
+            ("Pairwise:", self.pairwise._caption()),
+        ]
+
+
+# --------------------------------------------------------------------------
+# critical-difference diagram
+# --------------------------------------------------------------------------
+
+
+def _cliques(ranks: np.ndarray, cd: float) -> list[tuple[int, int]]:
+    """Maximal runs ``[i, j]`` of sorted average ranks spanning less than ``cd``."""
+    out: list[tuple[int, int]] = []
+    for i in range(ranks.size):
+        j = i
+        while j + 1 < ranks.size and ranks[j + 1] - ranks[i] < cd:
+            j += 1
+        if j > i and not any(lo <= i and j <= hi for lo, hi in out):
+            out.append((i, j))
+    return out
+
+
+def cd_diagram(result: FriedmanResult, ax: Any = None) -> Any:
+    """Draw Demšar's critical-difference diagram of a :class:`FriedmanResult`.
+
+    Learners sit at their average rank on an axis from 1 (best, left) to
+    ``k``; thick bars join groups whose ranks differ by less than the Nemenyi
+    CD, drawn to scale above the axis.
+
+    Parameters
+    ----------
+    result : FriedmanResult
+        From :func:`~cvstats.across.ranks.friedman_test`.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; default a new figure.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    import matplotlib.pyplot as plt
+
+    if not isinstance(result, FriedmanResult):
+        raise CvstatsTypeError(
+            f"`result` must be a FriedmanResult (friedman_test), got {type(result).__name__}."
+        )
+    avg = result.average_ranks.sort_values(kind="stable")
+    names, ranks = list(avg.index), avg.to_numpy()
+    k, cd = result.n_models, float(result.critical_difference)
+    half = (k + 1) // 2
+    height = 1.2 + 0.3 * half
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, height + 0.6))
+    ax.set_xlim(0.5 - 0.9, k + 0.5 + 0.9)
+    ax.set_ylim(-0.75 - 0.3 * (half - 1), 1.0)
+    ax.axis("off")
+    ax.hlines(0, 1, k, color="black", lw=1)
+    for r in range(1, k + 1):
+        ax.vlines(r, 0, 0.08, color="black", lw=1)
+        ax.text(r, 0.13, str(r), ha="center", va="bottom", fontsize=9)
+    ax.hlines(0.7, 1, 1 + cd, color="black", lw=1.5)
+    ax.vlines([1, 1 + cd], 0.65, 0.75, color="black", lw=1)
+    ax.text(1 + cd / 2, 0.78, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=9)
+    for i, (name, r) in enumerate(zip(names, ranks, strict=True)):
+        left = i < half
+        row = i if left else k - 1 - i
+        y = -0.45 - 0.3 * row
+        x_end = 0.5 - 0.1 if left else k + 0.5 + 0.1
+        ax.plot([r, r, x_end], [0, y, y], color="black", lw=0.8)
+        ax.text(
+            x_end + (-0.05 if left else 0.05),
+            y,
+            f"{name} ({r:.2f})",
+            ha="right" if left else "left",
+            va="center",
+            fontsize=9,
+        )
+    for n, (i, j) in enumerate(_cliques(ranks, cd)):
+        y = -0.12 - 0.1 * n
+        ax.hlines(y, ranks[i] - 0.03, ranks[j] + 0.03, color="tab:red", lw=3)
+    ax.set_title(
+        f"Nemenyi critical difference, α = {result.alpha:g}: N = {result.n_datasets}, k = {k}",
+        fontsize=10,
+    )
+    return ax

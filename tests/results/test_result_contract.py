@@ -1,0 +1,543 @@
+"""One result contract: every result class, the same fields, shapes and reporting protocol.
+
+For every result class: computed values are DataArrays (0-d for a scalar result),
+intervals lie on a ``ci_bound`` dim with coordinates ``["lower", "upper"]``, and
+``to_frame``/``to_markdown``/``to_latex``/``to_html``/``summary``/``str`` work,
+with frames ending in the class's stable columns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+import xarray as xr  # noqa: E402
+
+import cvstats  # noqa: E402
+from cvstats import ArgumentError, designs, kernels  # noqa: E402
+from cvstats.across.conditional import cv_bias, variance_decomposition, winner_table  # noqa: E402
+from cvstats.across.kfold_variance import (  # noqa: E402
+    kfold_moments,
+    kfold_statistics,
+    quadratic_estimator_bias,
+)
+from cvstats.across.ranks import (  # noqa: E402
+    friedman_test,
+    pairwise_wilcoxon,
+    rank_report,
+    wilcoxon_test,
+)
+from cvstats.inference.bayes import bayesian_correlated_t  # noqa: E402
+from cvstats.results import (  # noqa: E402
+    BOUNDS,
+    CI_BOUND,
+    BayesianResult,
+    ConfidenceInterval,
+    EstimatesResult,
+    FriedmanResult,
+    InferenceResult,
+    PairwiseResult,
+    RankReport,
+    Result,
+    WilcoxonResult,
+    WinnerTable,
+    as_dataarray,
+    bounds,
+)
+
+# ---------------------------------------------------------------------------
+# one instance of every result class (several for the estimates)
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cube():
+    """Three learners, 6 datasets, 8 random splits each."""
+    d = designs.resampled(40, 8, J=8, seed=3)
+    rng = np.random.default_rng(4)
+    losses = rng.gamma(2.0, 1.0, size=(6, 8, 40, 3)) * np.array([1.0, 1.3, 1.05])
+    return cvstats.from_arrays(
+        losses,
+        design=d,
+        models=["a", "b", "c"],
+        extra_dims=["dataset"],
+        extra_coords={"dataset": [f"d{i}" for i in range(6)]},
+        name="sq",
+    )
+
+
+@pytest.fixture(scope="module")
+def kfold_cube():
+    """Two learners on 30 datasets, one 4-fold run each (a repeated one for cv_bias)."""
+    rng = np.random.default_rng(5)
+    one = designs.kfold(20, K=4, seed=0)
+    e = rng.normal(size=(30, 1, 20, 2)) + rng.normal(size=(30, 1, 1, 1))
+    single = cvstats.from_arrays(
+        np.broadcast_to(e, (30, 4, 20, 2)), design=one, models=["a", "b"], extra_dims=["dataset"]
+    )
+    rep = designs.kfold(20, K=4, repeats=3, seed=0)
+    losses = rng.normal(size=(30, 12, 20, 2)) + rng.normal(size=(30, 1, 1, 1))
+    repeated = cvstats.from_arrays(losses, design=rep, models=["a", "b"], extra_dims=["dataset"])
+    return single, repeated
+
+
+@pytest.fixture(scope="module")
+def results(cube, kfold_cube):
+    """``{label: result}`` covering every result class."""
+    single, repeated = kfold_cube
+    one = cube.isel(dataset=0)
+    est = cvstats.corrected_resampled_t(cube).estimate
+    pair = cvstats.pairwise(cube)
+    conditional = xr.DataArray(
+        np.random.default_rng(6).normal(size=(30, 2)),
+        dims=("dataset", "model"),
+        coords={"model": ["a", "b"]},
+    )
+    moments = kfold_moments(single)
+    half = designs.conservative_z(40, 8, J=3, M=4, seed=0)
+    cz = cvstats.from_arrays(
+        np.random.default_rng(7).normal(size=(10, half.sizes["split"], 40, 1)),
+        design=half,
+        extra_dims=["dataset"],
+    )
+    T = xr.DataArray(np.random.default_rng(8).normal(size=(50, 6)), dims=("dataset", "split"))
+    scalar = cvstats.corrected_resampled_t(one.sel(model=["a"]))
+    post = bayesian_correlated_t(one.sel(model=["a"]))
+    return {
+        "inference_0d": dataclasses.replace(
+            scalar, estimate=0.5, stderr=0.1, statistic=5.0, df=9.0, pvalue=0.001
+        ),
+        "bayes_0d": dataclasses.replace(
+            post,
+            **{k: float(getattr(post, k).squeeze()) for k in post.value_fields},
+        ),
+        "inference": cvstats.corrected_resampled_t(one),
+        "inference_scalar": scalar,
+        "inference_5x2": cvstats.combined_5x2cv_f(
+            cvstats.from_arrays(
+                np.random.default_rng(9).random((10, 40, 2)),
+                design=designs.five_by_two(40, seed=0),
+                models=["a", "b"],
+            )
+        ),
+        "bayes": bayesian_correlated_t(cvstats.pairwise(one), rope=0.05),
+        "bayes_scalar": post,
+        "friedman": friedman_test(est),
+        "wilcoxon": wilcoxon_test(est, "a", "b"),
+        "pairwise": pairwise_wilcoxon(est),
+        "rank_report": rank_report(est, cvstats.corrected_resampled_t(pair)),
+        "winner": winner_table(repeated, conditional, ("a", "b")),
+        "fit_lemma1": cvstats.fit_lemma1(T, "dataset", "split"),
+        "fit_rho": cvstats.fit_rho(cube),
+        "fit_r": cvstats.fit_r(cz),
+        "kfold_statistics": kfold_statistics(single),
+        "kfold_moments": moments,
+        "quadratic": quadratic_estimator_bias("naive", moments),
+        "cv_bias": cv_bias(repeated, conditional),
+        "variance_decomposition": variance_decomposition(repeated),
+    }
+
+
+CLASSES = {
+    "inference_0d": InferenceResult,
+    "bayes_0d": BayesianResult,
+    "inference": InferenceResult,
+    "inference_scalar": InferenceResult,
+    "inference_5x2": InferenceResult,
+    "bayes": BayesianResult,
+    "bayes_scalar": BayesianResult,
+    "friedman": FriedmanResult,
+    "wilcoxon": WilcoxonResult,
+    "pairwise": PairwiseResult,
+    "rank_report": RankReport,
+    "winner": WinnerTable,
+    "fit_lemma1": EstimatesResult,
+    "fit_rho": EstimatesResult,
+    "fit_r": EstimatesResult,
+    "kfold_statistics": EstimatesResult,
+    "kfold_moments": EstimatesResult,
+    "quadratic": EstimatesResult,
+    "cv_bias": EstimatesResult,
+    "variance_decomposition": EstimatesResult,
+}
+WITH_INTERVAL = {
+    "inference_0d",
+    "bayes_0d",
+    "inference",
+    "inference_scalar",
+    "inference_5x2",
+    "bayes",
+    "bayes_scalar",
+    "fit_lemma1",
+    "fit_rho",
+    "fit_r",
+    "kfold_moments",
+    "cv_bias",
+    "variance_decomposition",
+}
+WITH_PLOT = {"bayes", "bayes_0d", "bayes_scalar", "friedman", "rank_report"}
+
+
+def dims_of(result: Result) -> list[str]:
+    """The dims a result's frame starts with."""
+    if isinstance(result, InferenceResult):
+        return [str(d) for d in result.estimate.dims]
+    if isinstance(result, BayesianResult):
+        return [str(d) for d in result.mean.dims]
+    if isinstance(result, EstimatesResult):
+        return [str(d) for d in result.dims if d != CI_BOUND]
+    return []
+
+
+def check_interval(ci: xr.DataArray) -> None:
+    assert isinstance(ci, xr.DataArray)
+    assert ci.dims[-1] == CI_BOUND
+    assert ci[CI_BOUND].values.tolist() == ["lower", "upper"]
+    lower, upper = (ci.sel({CI_BOUND: b}) for b in BOUNDS)
+    ok = (lower <= upper) | lower.isnull() | upper.isnull()
+    assert bool(ok.all())
+
+
+# ---------------------------------------------------------------------------
+# the contract, class by class
+# ---------------------------------------------------------------------------
+
+
+def test_every_label_is_covered(results):
+    assert set(results) == set(CLASSES)
+    covered = {CLASSES[k] for k in results}
+    assert covered == {
+        InferenceResult,
+        BayesianResult,
+        FriedmanResult,
+        WilcoxonResult,
+        PairwiseResult,
+        RankReport,
+        WinnerTable,
+        EstimatesResult,
+    }
+
+
+@pytest.mark.parametrize("label", sorted(CLASSES))
+def test_class_and_base(results, label):
+    res = results[label]
+    assert type(res) is CLASSES[label]
+    assert isinstance(res, Result)
+    if CLASSES[label] is EstimatesResult:
+        assert isinstance(res, xr.Dataset)
+    else:
+        assert dataclasses.is_dataclass(res)
+
+
+@pytest.mark.parametrize("label", sorted(CLASSES))
+def test_values_are_dataarrays(results, label):
+    res = results[label]
+    if isinstance(res, EstimatesResult):
+        for name in res.data_vars:
+            assert isinstance(res[name], xr.DataArray)
+        return
+    for name in res.value_fields:
+        value = getattr(res, name)
+        assert isinstance(value, xr.DataArray), (label, name, type(value))
+    # no field holds a bare float: numbers are DataArrays or options/counts
+    for f in dataclasses.fields(res):
+        value = getattr(res, f.name)
+        if isinstance(value, float) and not isinstance(value, bool):
+            assert f.name in ("alpha", "mu0", "rho", "agreement"), (label, f.name)
+
+
+@pytest.mark.parametrize("label", ["inference_0d", "bayes_0d", "friedman", "wilcoxon"])
+def test_scalar_results_are_0d_dataarrays(results, label):
+    res = results[label]
+    for name in res.value_fields:
+        value = getattr(res, name)
+        assert isinstance(value, xr.DataArray) and value.ndim == 0
+        assert isinstance(float(value), float)
+    assert len(res.to_frame()) in (1, 2)  # one row (Friedman: its two tests)
+
+
+def test_unpacking_the_tuple_view_of_a_scalar_interval(results):
+    res = results["inference_0d"]
+    low, high = res.conf_int()
+    assert low.ndim == 0 and high.ndim == 0
+    assert float(low) < float(res.estimate) < float(high)
+    assert res.to_frame()["ci_lower"].item() == float(low)
+
+
+def test_numbers_given_as_floats_become_0d_dataarrays(results):
+    res = results["inference_scalar"]
+    fields = {f.name: getattr(res, f.name) for f in dataclasses.fields(res)}
+    fields.update(estimate=0.5, stderr=0.1, statistic=5.0, df=np.float64(9.0), pvalue=0.001)
+    made = InferenceResult(**fields)
+    for name in made.value_fields:
+        assert isinstance(getattr(made, name), xr.DataArray) and getattr(made, name).ndim == 0
+    assert made.estimate.item() == 0.5 and made.df.item() == 9.0
+    low, high = made.conf_int()
+    assert float(low) == pytest.approx(0.5 - kernels.critical_value(9.0, res.alpha) * 0.1)
+    with pytest.raises(cvstats.CvstatsTypeError, match="DataArray or a number"):
+        InferenceResult(**{**fields, "estimate": "0.5"})
+
+
+@pytest.mark.parametrize("label", sorted(CLASSES))
+def test_interval_has_ci_bound(results, label):
+    res = results[label]
+    if label not in WITH_INTERVAL:
+        with pytest.raises(ArgumentError, match="has no interval"):
+            res.interval()
+        return
+    ci = res.interval()
+    check_interval(ci)
+    if isinstance(res, EstimatesResult):
+        assert ci.dims[0] == "quantity"
+        for q in ci["quantity"].values.tolist():
+            one = ci.sel(quantity=q, drop=True)
+            stored = res[f"{q}_ci"].broadcast_like(one).transpose(*one.dims)
+            np.testing.assert_array_equal(one.values, stored.values)
+        for name in res.data_vars:
+            if str(name).endswith("_ci"):
+                check_interval(res[name])
+        with pytest.raises(ArgumentError, match="rerun the fit"):
+            res.interval(alpha=0.5 * res.attrs["alpha"])
+        return
+    # the tuple view holds the same numbers
+    view = res.conf_int() if isinstance(res, InferenceResult) else res.credible_interval()
+    assert isinstance(view, ConfidenceInterval)
+    low, high = view
+    xr.testing.assert_identical(low, ci.sel(ci_bound="lower", drop=True))
+    xr.testing.assert_identical(high, ci.sel(ci_bound="upper", drop=True))
+    assert ci.dims[:-1] == res._value_arrays()[res.value_fields[0]].dims
+    # another level: a narrower interval
+    wide, narrow = res.interval(0.05), res.interval(0.5)
+    assert bool(
+        ((narrow.sel(ci_bound="lower") >= wide.sel(ci_bound="lower")) | wide.isnull().any())
+        .all()
+    )
+
+
+def test_interval_numbers_are_the_kernels(results):
+    res = results["inference"]
+    low, high = kernels.conf_int(
+        res.estimate.values, res.stderr.values, res.df.values, alpha=0.1, alternative="two-sided"
+    )
+    ci = res.interval(0.1)
+    np.testing.assert_array_equal(ci.sel(ci_bound="lower").values, low)
+    np.testing.assert_array_equal(ci.sel(ci_bound="upper").values, high)
+
+
+@pytest.mark.parametrize("label", sorted(CLASSES))
+def test_frame_has_the_stable_columns(results, label):
+    res = results[label]
+    frame = res.to_frame()
+    assert isinstance(frame, pd.DataFrame) and len(frame) > 0
+    dims = dims_of(res)
+    stable = list(res.frame_columns)
+    assert stable, label
+    assert list(frame.columns[: len(dims)]) == dims
+    assert list(frame.columns[len(dims) : len(dims) + len(stable)]) == stable
+    if not isinstance(res, RankReport):  # the report adds its correction and counts
+        assert list(frame.columns) == [*dims, *stable]
+    # plain numbers in the frame, never DataArrays
+    assert not any(isinstance(v, xr.DataArray) for v in frame.to_numpy().ravel())
+
+
+@pytest.mark.parametrize("label", sorted(CLASSES))
+def test_reporting_protocol(results, label):
+    res = results[label]
+    md = res.to_markdown()
+    assert isinstance(md, str) and "|" in md
+    latex = res.to_latex()
+    assert "\\begin{tabular}" in latex and "\\toprule" in latex and "\\caption{" in latex
+    assert "μ" not in latex and "ρ" not in latex  # pdflatex-safe
+    assert "caption{Mine}" in res.to_latex(caption="Mine")
+    html = res.to_html()
+    assert "<table" in html and html.startswith("<p>")
+    smry = res.summary()
+    assert "\\begin{" in smry.as_latex() and "<table" in smry.as_html()
+    text = str(res)
+    assert text == smry.as_text()
+    assert len(text.splitlines()) > 3
+    # every column of the frame appears in the Markdown table's header
+    header = md.split("\n\n", 1)[1].splitlines()[0]
+    for col in res.to_frame().columns:
+        assert str(col) in header
+
+
+@pytest.mark.parametrize("label", sorted(CLASSES))
+def test_plot_or_a_clear_error(results, label):
+    res = results[label]
+    if isinstance(res, EstimatesResult):
+        # an EstimatesResult is a Dataset: its plot is xarray's accessor
+        assert res.plot is not None
+        return
+    if label in WITH_PLOT:
+        assert res.plot() is not None
+        plt.close("all")
+        return
+    with pytest.raises(ArgumentError, match="has no plot"):
+        res.plot()
+
+
+def test_options_reach_the_frame(results):
+    res = results["inference"]
+    assert res.to_frame(alpha=0.1)["ci_lower"].tolist() == (
+        res.interval(0.1).sel(ci_bound="lower").values.tolist()
+    )
+    assert "[0.05" in str(res.summary(0.1)) and "[0.05" in res.summary(alpha=0.1).as_text()
+    assert res.to_markdown(alpha=0.1) != res.to_markdown()
+    est = f"{res.estimate.values[0]:.2g}"
+    assert f" {est} |" in res.to_markdown(precision=2)
+    post = results["bayes"]
+    assert post.to_frame(0.5)["ci_upper"].tolist() == (
+        post.interval(0.5).sel(ci_bound="upper").values.tolist()
+    )
+
+
+# ---------------------------------------------------------------------------
+# per class
+# ---------------------------------------------------------------------------
+
+
+def test_pairwise_values_over_contrast(results):
+    pw = results["pairwise"]
+    assert pw.pvalue_adjusted.dims == ("contrast",) and pw.reject.dtype == bool
+    labels = [f"{t.model_a} - {t.model_b}" for t in pw.tests]
+    assert pw.pvalue_adjusted["contrast"].values.tolist() == labels
+    assert pw.pvalue_adjusted["model_a"].values.tolist() == [t.model_a for t in pw.tests]
+    frame = pw.to_frame()
+    np.testing.assert_array_equal(frame["pvalue_adjusted"], pw.pvalue_adjusted.values)
+    np.testing.assert_array_equal(frame["reject"], pw.reject.values)
+
+
+def test_wilcoxon_and_friedman_frames_hold_floats(results):
+    w = results["wilcoxon"].to_frame()
+    assert w["statistic"].dtype == float and w["pvalue"].dtype == float
+    f = results["friedman"].to_frame()
+    assert f["statistic"].dtype == float and f["df2"].tolist()[0] == np.inf
+
+
+def test_winner_table_frame_cells(results):
+    wt = results["winner"]
+    frame = wt.to_frame()
+    assert frame["count"].sum() == wt.n_datasets
+    for row in frame.itertuples():
+        assert wt.table.loc[row.cv, row.conditional] == row.count
+    assert "Agreement" in str(wt)
+
+
+def test_estimates_keep_working_as_datasets(results, cube):
+    fit = results["fit_rho"]
+    assert isinstance(fit["rho"], xr.DataArray)
+    lower = fit["rho_ci"].sel(ci_bound="lower")
+    assert lower.dims == ("model",)
+    assert fit.rho_ci.ci_bound.values.tolist() == ["lower", "upper"]
+    assert set(fit.data_vars) >= {"rho", "rho_se", "rho_ci", "rho0"}
+    assert fit.attrs["N"] == 6 and fit.sizes["model"] == 3
+    assert "rho" in fit and "rho" in list(fit)
+    assert float(fit.rho0) == pytest.approx(8 / 40)
+    # operations keep working; concat of fits (the notebook's pattern)
+    both = xr.concat([fit, fit], dim="design", coords="minimal", compat="override")
+    assert both.sizes["design"] == 2
+    plain = fit.dataset
+    assert type(plain) is xr.Dataset
+    expected = xr.Dataset(fit.data_vars, coords=fit.coords, attrs=fit.attrs)
+    xr.testing.assert_identical(plain, expected)
+    assert EstimatesResult.from_dataset(plain).equals(fit)
+    assert EstimatesResult.from_dataset(fit) is fit
+    # the same numbers as the plain Dataset would give
+    again = cvstats.fit_rho(cube)
+    xr.testing.assert_identical(again, fit)
+
+
+@pytest.mark.parametrize("label", ["fit_rho", "kfold_moments", "cv_bias", "fit_lemma1"])
+def test_estimates_frame_is_tidy(results, label):
+    res = results[label]
+    frame = res.to_frame()
+    for q in res.quantities:
+        rows = frame[frame["quantity"] == q]
+        est = res[q].broadcast_like(res[res.quantities[0]])
+        np.testing.assert_array_equal(
+            np.sort(rows["estimate"].to_numpy()), np.sort(est.values.astype(float).ravel())
+        )
+        if f"{q}_se" in res.data_vars:
+            assert not rows["stderr"].isnull().all()
+        else:
+            assert rows["stderr"].isnull().all()
+        if f"{q}_ci" in res.data_vars:
+            lower = res[f"{q}_ci"].sel(ci_bound="lower").broadcast_like(est)
+            np.testing.assert_array_equal(
+                np.sort(rows["ci_lower"].to_numpy()), np.sort(lower.values.ravel())
+            )
+    assert not any(q.endswith(("_se", "_ci")) for q in frame["quantity"].unique())
+
+
+def test_reexports_keep_old_imports():
+    from cvstats.across import conditional, ranks
+    from cvstats.inference import bayes
+    from cvstats.results import bayes as rbayes
+    from cvstats.results import conditional as rconditional
+    from cvstats.results import ranks as rranks
+
+    assert bayes.BayesianResult is rbayes.BayesianResult is cvstats.BayesianResult
+    assert bayes.BAYES_FRAME_COLUMNS is rbayes.BAYES_FRAME_COLUMNS
+    for name in ("FriedmanResult", "WilcoxonResult", "PairwiseResult", "RankReport"):
+        assert getattr(ranks, name) is getattr(rranks, name) is getattr(cvstats, name)
+    assert ranks.cd_diagram is rranks.cd_diagram is cvstats.cd_diagram
+    assert conditional.WinnerTable is rconditional.WinnerTable is cvstats.WinnerTable
+    from cvstats.across.lemma1 import CI_BOUND as lemma_ci
+    from cvstats.across.lemma1 import bounds as lemma_bounds
+
+    assert lemma_ci == CI_BOUND and lemma_bounds is bounds
+
+
+def test_as_dataarray():
+    value = xr.DataArray([1.0, 2.0], dims="x", attrs={"a": 1})
+    assert as_dataarray(value) is value
+    bare = as_dataarray(value, keep_attrs=False)
+    assert bare.attrs == {} and value.attrs == {"a": 1}
+    for number in (0.25, np.float64(0.25), np.array(0.25), 3, np.int64(3), True):
+        out = as_dataarray(number)
+        assert out.ndim == 0 and out.item() == number
+    for bad in ("x", [1.0], np.ones(2), None):
+        with pytest.raises(cvstats.CvstatsTypeError):
+            as_dataarray(bad)
+
+
+def test_bounds_shape():
+    ci = bounds(xr.DataArray([0.0, 1.0], dims="m"), xr.DataArray([2.0, 3.0], dims="m"))
+    assert ci.dims == ("m", CI_BOUND) and ci[CI_BOUND].values.tolist() == list(BOUNDS)
+    np.testing.assert_array_equal(ci.values, [[0.0, 2.0], [1.0, 3.0]])
+
+
+def test_the_base_derives_a_frame_from_the_value_fields():
+    from typing import ClassVar
+
+    @dataclasses.dataclass(frozen=True)
+    class Tiny(Result):
+        name: str
+        value: xr.DataArray
+        other: xr.DataArray
+        n: int
+
+        frame_columns: ClassVar[tuple[str, ...]] = ("value", "other", "name", "n")
+        value_fields: ClassVar[tuple[str, ...]] = ("value", "other")
+
+        def __post_init__(self) -> None:
+            self._coerce_values()
+
+    tiny = Tiny("x", xr.DataArray([1.0, 2.0], dims="m", coords={"m": ["p", "q"]}), 3.0, 7)
+    assert tiny.other.ndim == 0
+    frame = tiny.to_frame()
+    assert list(frame.columns) == ["m", "value", "other", "name", "n"]
+    assert frame["other"].tolist() == [3.0, 3.0] and frame["n"].tolist() == [7, 7]
+    assert "Tiny" in str(tiny) and "| p " in tiny.to_markdown()
+    with pytest.raises(ArgumentError, match="Tiny has no plot"):
+        tiny.plot()
+    with pytest.raises(ArgumentError, match="Tiny has no interval"):
+        tiny.interval()
