@@ -34,7 +34,8 @@ from cvstats.cube import unit_dim, validate
 from cvstats.cube.apply import apply_kernel
 from cvstats.cube.checks import validate_alpha
 from cvstats.cube.schema import EXAMPLE, MODEL, SPLIT
-from cvstats.errors import ArgumentError, CvstatsTypeError, DesignError
+from cvstats.cube.score import examples_refusal, is_score
+from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, DesignError
 from cvstats.inference.blocks import block_positions
 from cvstats.results import EstimatesResult, as_dataarray
 from cvstats.results.conditional import WinnerTable
@@ -93,6 +94,8 @@ def cv_estimates(cube: xr.DataArray) -> xr.DataArray:
     >>> cv_estimates(cube).values.ravel().tolist()  # mean of the 6 examples' losses
     [2.5, 2.5]
     """
+    if is_score(cube):
+        raise CubeError(examples_refusal("cv_estimates (and variance_decomposition, cv_bias)"))
     pos = block_positions(cube, "main", "the cross-validation estimate")
     main = cube.isel({SPLIT: pos})
     repeat = np.asarray(main["repeat"].values)

@@ -9,6 +9,8 @@ Layer 1 of cvstats (see ``docs/architecture.md``). What lives here:
   from named dims to a numpy kernel's axes (around :func:`xarray.apply_ufunc`);
 * :mod:`~cvstats.cube.dense` — the dense loss cube ``(*extra, split, example, model)``;
 * :mod:`~cvstats.cube.compact` — the compact form (test-set slots instead of examples);
+* :mod:`~cvstats.cube.score` — the score cube ``(*extra, split, model)``: one metric value
+  per split and model (:func:`from_scores`, :func:`scores_from_losses`);
 * :mod:`~cvstats.cube.validation` — :func:`validate`, the one entry that dispatches on
   the form;
 * :mod:`~cvstats.cube.construct` — :func:`from_arrays`, :func:`from_frame`;
@@ -26,6 +28,13 @@ from __future__ import annotations
 from cvstats.cube import compact
 from cvstats.cube.construct import from_arrays, from_frame
 from cvstats.cube.dense import get_extra_dims, in_test, unit_dim
+from cvstats.cube.score import (
+    from_scores,
+    is_greater_better,
+    is_score,
+    scores_from_losses,
+    validate_score,
+)
 from cvstats.cube.storage import open_cube, save
 from cvstats.cube.validation import validate
 
@@ -33,10 +42,15 @@ __all__ = [
     "compact",
     "from_arrays",
     "from_frame",
+    "from_scores",
     "get_extra_dims",
     "in_test",
+    "is_greater_better",
+    "is_score",
     "open_cube",
     "save",
+    "scores_from_losses",
     "unit_dim",
     "validate",
+    "validate_score",
 ]

@@ -14,12 +14,11 @@ import pandas as pd
 import xarray as xr
 from numpy.typing import ArrayLike
 
-from cvstats.cube.dense import dtype_problem, plain_value
+from cvstats.cube.dense import dtype_problem, plain_value, split_table
 from cvstats.cube.schema import (
     CORE_DIMS,
     EXAMPLE,
     IN_TRAIN,
-    INT_SPLIT_COORDS,
     MODEL,
     SPLIT,
     SPLIT_COORDS,
@@ -29,42 +28,6 @@ from cvstats.cube.validation import validate
 from cvstats.errors import CubeError
 
 __all__ = ["from_arrays", "from_frame"]
-
-
-def _split_table(
-    n_splits: int, splits: pd.DataFrame | Mapping[str, ArrayLike] | None
-) -> dict[str, np.ndarray]:
-    """Resolve the split coordinates: defaults (block main, -1) plus what the user gave."""
-    table: dict[str, np.ndarray] = {"block": np.full(n_splits, "main", dtype=object)}
-    for name in INT_SPLIT_COORDS:
-        table[name] = np.full(n_splits, -1, dtype=np.int64)
-    given = {} if splits is None else {k: np.asarray(v) for k, v in dict(splits).items()}
-    unknown = sorted(set(given) - set(SPLIT_COORDS))
-    if unknown:
-        raise CubeError(
-            f"`splits` has unknown column(s) {unknown}; the split coordinates are "
-            f"{list(SPLIT_COORDS)}."
-        )
-    for name, values in given.items():
-        if values.shape != (n_splits,):
-            raise CubeError(
-                f"`splits[{name!r}]` must hold one value per split ({n_splits}), got shape "
-                f"{values.shape}."
-            )
-        if name == "block":
-            table[name] = values.astype(str).astype(object)
-        else:
-            if not np.issubdtype(values.dtype, np.integer):
-                raise CubeError(f"`splits[{name!r}]` must hold ints, got dtype {values.dtype}.")
-            table[name] = values.astype(np.int64)
-    if "n_train" not in given:
-        raise CubeError(
-            "the training-set size of each split is needed: pass `n_train` (an int, or one per "
-            "split), e.g. n - n_test for k-fold or resampling on all n examples, or pass "
-            "`design=` a cvstats design."
-        )
-    table["block"] = table["block"].astype(str)
-    return table
 
 
 def from_arrays(
@@ -184,7 +147,7 @@ def from_arrays(
         splits = dict(splits) if splits is not None else {}
         if n_train is not None:
             splits["n_train"] = np.broadcast_to(np.asarray(n_train), (S,))
-        table = _split_table(S, splits)
+        table = split_table(S, splits)
         split_labels = np.arange(S, dtype=np.int64)
         base_attrs = {"design": "user", "n": int(n_ex), "seed": UNKNOWN_SEED}
     base_attrs.update(attrs or {})
@@ -420,7 +383,7 @@ def from_frame(
         if "n_train" in splits:
             raise CubeError("`df` has an `n_train` column; do not pass `n_train` as well.")
         splits["n_train"] = np.full(len(split_labels), n_train)
-    table = _split_table(len(split_labels), splits)
+    table = split_table(len(split_labels), splits)
     try:
         split_values = np.asarray(split_labels, dtype=np.int64)
         exact = bool(np.all(split_values == np.asarray(split_labels)))

@@ -7,12 +7,13 @@ of it; the helpers named ``check_*`` are shared with the compact form
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import xarray as xr
+from numpy.typing import ArrayLike
 
 from cvstats.cube.schema import (
     BLOCKS,
@@ -39,9 +40,11 @@ __all__ = [
     "check_name",
     "check_sizes",
     "check_split_coords",
+    "check_labels",
     "FIX_BUILD",
     "dtype_problem",
     "plain_value",
+    "split_table",
 ]
 
 FIX_BUILD = "Build cubes with cvstats.from_arrays, cvstats.from_frame or cvstats.designs.collect."
@@ -72,14 +75,61 @@ def in_test(cube: xr.DataArray) -> xr.DataArray:
     ------
     CubeError
         For a compact cube (:mod:`cvstats.cube.compact`), which has no ``example``
-        dim: what needs per-example positions needs the dense cube.
+        dim: what needs per-example positions needs the dense cube; for a score
+        cube (:mod:`cvstats.cube.score`), which holds no per-example losses at all.
     """
     if "slot" in cube.dims:
         raise CubeError(
             "this function needs the dense cube (per-example positions), but got a compact "
             "cube (dim `slot`); expand it with cvstats.cube.compact.from_compact(...) first."
         )
+    if EXAMPLE not in cube.dims and SPLIT in cube.dims:
+        raise CubeError(
+            "this function needs per-example losses, but got a score cube (one value per "
+            "split and model, no `example` dim: cvstats.cube.score); collect a loss cube "
+            "instead, with cvstats.collect(..., loss=...) or cvstats.from_arrays."
+        )
     return cube.isel({unit_dim(cube): 0}, drop=True).notnull()
+
+
+def split_table(
+    n_splits: int, splits: pd.DataFrame | Mapping[str, ArrayLike] | None
+) -> dict[str, np.ndarray]:
+    """Resolve the split coordinates: defaults (block main, -1) plus what the user gave.
+
+    Shared by the builders of loss cubes (:mod:`cvstats.cube.construct`) and of score
+    cubes (:mod:`cvstats.cube.score`); ``n_train`` is required.
+    """
+    table: dict[str, np.ndarray] = {"block": np.full(n_splits, "main", dtype=object)}
+    for name in INT_SPLIT_COORDS:
+        table[name] = np.full(n_splits, -1, dtype=np.int64)
+    given = {} if splits is None else {k: np.asarray(v) for k, v in dict(splits).items()}
+    unknown = sorted(set(given) - set(SPLIT_COORDS))
+    if unknown:
+        raise CubeError(
+            f"`splits` has unknown column(s) {unknown}; the split coordinates are "
+            f"{list(SPLIT_COORDS)}."
+        )
+    for name, values in given.items():
+        if values.shape != (n_splits,):
+            raise CubeError(
+                f"`splits[{name!r}]` must hold one value per split ({n_splits}), got shape "
+                f"{values.shape}."
+            )
+        if name == "block":
+            table[name] = values.astype(str).astype(object)
+        else:
+            if not np.issubdtype(values.dtype, np.integer):
+                raise CubeError(f"`splits[{name!r}]` must hold ints, got dtype {values.dtype}.")
+            table[name] = values.astype(np.int64)
+    if "n_train" not in given:
+        raise CubeError(
+            "the training-set size of each split is needed: pass `n_train` (an int, or one per "
+            "split), e.g. n - n_test for k-fold or resampling on all n examples, or pass "
+            "`design=` a cvstats design."
+        )
+    table["block"] = table["block"].astype(str)
+    return table
 
 
 # --------------------------------------------------------------------------
@@ -102,22 +152,27 @@ def _where(cube: xr.DataArray, mask: np.ndarray, dims: Sequence[Hashable]) -> st
     return ", ".join(parts)
 
 
-def check_name(cube: xr.DataArray) -> None:
-    """Check the name: the loss name formulas use, a non-empty str unlike any coordinate."""
+def check_name(cube: xr.DataArray, what: str = "loss", example: str = "zero_one") -> None:
+    """Check the name: the loss name formulas use, a non-empty str unlike any coordinate.
+
+    ``what`` and ``example`` word the messages: ``"loss"`` and ``"zero_one"`` for a
+    loss cube, ``"metric"`` and ``"roc_auc"`` for a score cube (:mod:`cvstats.cube.score`).
+    """
+    left = "loss" if what == "loss" else example
     if cube.name is None or not isinstance(cube.name, str):
         raise CubeError(
-            "the cube has no name; name it after its loss, e.g. cube.rename('zero_one')."
+            f"the cube has no name; name it after its {what}, e.g. cube.rename({example!r})."
         )
     if not cube.name.strip():
         raise CubeError(
-            f"the cube's name is {cube.name!r}, but the name is the loss name that formulas "
-            "use on their left side ('loss ~ model'); name it after its loss, e.g. "
-            "cube.rename('loss')."
+            f"the cube's name is {cube.name!r}, but the name is the {what} name that formulas "
+            f"use on their left side ('{left} ~ model'); name it after its {what}, e.g. "
+            f"cube.rename({left!r})."
         )
     if cube.name in cube.coords or cube.name in cube.dims:
         raise CubeError(
             f"the cube is named {cube.name!r} like one of its coordinates; rename it after its "
-            "loss, e.g. cube.rename('loss')."
+            f"{what}, e.g. cube.rename({left!r})."
         )
 
 
@@ -203,6 +258,15 @@ def _check_structure(cube: Any) -> None:
         )
     check_sizes(cube)
     check_dtype(cube.dtype)
+    check_labels(cube, core)
+
+
+def check_labels(cube: xr.DataArray, core: tuple[str, ...]) -> None:
+    """Check the labels of the core dims (shared by every form of the cube).
+
+    Every core dim has a coordinate of unique labels; ``split`` labels are ints
+    and the last dim (``model`` or ``contrast``) holds names (str).
+    """
     for dim in core:
         if dim not in cube.coords:
             raise CubeError(

@@ -761,7 +761,9 @@ def contrasts(formula: str, data: xr.DataArray | xr.Dataset) -> xr.DataArray:
         ``"<loss> ~ <terms in model>"``; see :func:`contrast_matrix`.
     data : xarray.DataArray or xarray.Dataset
         A cube named after the formula's left-hand side, or a Dataset of cubes.
-        numpy or dask backed: a dask-backed cube gives a lazy result.
+        numpy or dask backed: a dask-backed cube gives a lazy result. A score
+        cube (:mod:`cvstats.cube.score`, one value per split and model) too: the
+        left-hand side then names its metric (``"roc_auc ~ model"``).
 
     Returns
     -------
@@ -771,7 +773,10 @@ def contrasts(formula: str, data: xr.DataArray | xr.Dataset) -> xr.DataArray:
         (off the test sets), named after the loss, with every coordinate of the
         cube not on ``model`` (split coordinates, ``in_train``, ...), the
         ``contrast`` and ``weights`` coordinates of :func:`contrast_matrix`, and
-        the cube's attrs plus ``formula``.
+        the cube's attrs plus ``formula``. For a score cube, dims
+        ``(*extra, "split", "contrast")``, keeping ``n_test`` and the attrs
+        ``greater_is_better`` and ``metric`` (a positive difference ``b - a`` of
+        scores means ``b`` is better when ``greater_is_better`` is 1).
 
     Raises
     ------
@@ -849,8 +854,8 @@ def pairwise(
     Returns
     -------
     xarray.DataArray
-        A contrast cube structured as the one of :func:`contrasts`: dims
-        ``(*extra, "split", "example", "contrast")`` with ``contrast`` labels
+        A contrast cube structured as the one of :func:`contrasts` (of a score
+        cube too): dims ``(*extra, "split", "example", "contrast")`` with ``contrast`` labels
         ``"a - b"``, the ``weights`` coordinate (``"1*a - 1*b"``) and the attr
         ``formula`` set to ``"<loss> ~ pairwise(model)"`` (a description: the
         ``weights`` coordinate is the exact record).

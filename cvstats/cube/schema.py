@@ -19,7 +19,11 @@ __all__ = [
     "INT_SPLIT_COORDS",
     "BLOCKS",
     "IN_TRAIN",
+    "N_TEST",
     "REQUIRED_ATTRS",
+    "GREATER_IS_BETTER",
+    "METRIC",
+    "SCORE_ATTRS",
     "UNKNOWN_SEED",
     "SCHEMA_VERSION",
 ]
@@ -46,6 +50,15 @@ IN_TRAIN: Final = "in_train"
 
 #: Attributes every cube carries.
 REQUIRED_ATTRS: Final = ("design", "n", "seed")
+
+#: Int coordinate on the ``split`` dim of a score cube (``cvstats.cube.score``): test size.
+N_TEST: Final = "n_test"
+#: Attr of a score cube: 1 if a larger score is better (accuracy, ROC AUC), 0 for a loss.
+GREATER_IS_BETTER: Final = "greater_is_better"
+#: Attr of a score cube: the name of the metric each value is (``"roc_auc"``, ``"mean loss"``).
+METRIC: Final = "metric"
+#: Attributes a score cube carries besides :data:`REQUIRED_ATTRS`.
+SCORE_ATTRS: Final = (GREATER_IS_BETTER, METRIC)
 
 #: Value of the ``seed`` attr when the splits were not drawn by cvstats.
 UNKNOWN_SEED: Final = -1

@@ -1,5 +1,9 @@
 """Saving and opening loss cubes: netCDF-4 (``.nc``) and zarr (``.zarr``) files.
 
+Score cubes (:mod:`cvstats.cube.score`, one value per split and model) are saved
+and opened the same way; their bool-or-int attr ``greater_is_better`` is written
+as an int (netCDF refuses bool attrs).
+
 :func:`save` validates a cube and writes it atomically: the file is written
 under a temporary name in the destination directory and moved into place
 only once complete, so a crash, a kill or a full disk mid-way leaves any
@@ -53,7 +57,18 @@ from cvstats.cube.files import (
     check_suffix,
     save_dataset,
 )
-from cvstats.cube.schema import CORE_DIMS, IN_TRAIN, SCHEMA_VERSION, SPLIT_COORDS, UNIT_DIMS
+from cvstats.cube.schema import (
+    CORE_DIMS,
+    EXAMPLE,
+    GREATER_IS_BETTER,
+    IN_TRAIN,
+    MODEL,
+    N_TEST,
+    SCHEMA_VERSION,
+    SPLIT,
+    SPLIT_COORDS,
+    UNIT_DIMS,
+)
 from cvstats.cube.validation import validate
 from cvstats.errors import (
     ArgumentError,
@@ -88,8 +103,9 @@ def save(cube: xr.DataArray, path: str | os.PathLike[str], *, overwrite: bool = 
     Parameters
     ----------
     cube : xarray.DataArray
-        A loss cube following ``docs/cube-schema.md``; validated with
-        :func:`cvstats.validate` before anything is written.
+        A loss cube (or a score cube) following ``docs/cube-schema.md``;
+        validated with :func:`cvstats.validate` before anything is written. A
+        bool ``greater_is_better`` attr (score cubes) is written as 0 or 1.
     path : str or os.PathLike
         Destination, ending in ``.nc`` or ``.zarr``. Its directory must exist.
     overwrite : bool, default False
@@ -156,7 +172,7 @@ def open_cube(
     path: str | os.PathLike[str],
     chunks: Mapping[str, int | str | None] | int | str | None = None,
 ) -> xr.DataArray:
-    """Open a loss cube written by :func:`save`.
+    """Open a loss cube (or a score cube) written by :func:`save`.
 
     Parameters
     ----------
@@ -270,6 +286,9 @@ def _to_dataset(cube: xr.DataArray) -> tuple[xr.Dataset, dict[str, dict[str, Any
     versions = {"schema_version": SCHEMA_VERSION, VERSION_ATTR: __version__}
     named = cube.copy(deep=False)
     named.attrs = {**cube.attrs, **versions}
+    direction = named.attrs.get(GREATER_IS_BETTER)
+    if isinstance(direction, bool | np.bool_):  # a score cube's; netCDF refuses bool attrs
+        named.attrs[GREATER_IS_BETTER] = int(direction)
     dataset = named.to_dataset().drop_encoding()
     strings = {
         name: var.copy(data=np.asarray(var.values).astype(object))
@@ -315,11 +334,14 @@ def _cube_variable(dataset: xr.Dataset, source: Path) -> xr.DataArray:
             "so it was not written by `cvstats.save`. " + BUILD_HINT
         )
     cube = dataset[name]
-    if cube.dims[-3:-1] != CORE_DIMS[:2] or cube.dims[-1] not in UNIT_DIMS:
+    loss_form = cube.dims[-3:-1] == CORE_DIMS[:2]
+    score_form = EXAMPLE not in cube.dims and cube.dims[-2:-1] == (SPLIT,)
+    if not (loss_form or score_form) or not cube.dims or cube.dims[-1] not in UNIT_DIMS:
         raise StorageError(
             f"{str(source)!r} holds no cvstats cube: variable {name!r} has dims "
-            f"{cube.dims}, not (*extra, {', '.join(CORE_DIMS)}), so it was not written by "
-            "`cvstats.save`. " + BUILD_HINT
+            f"{cube.dims}, not (*extra, {', '.join(CORE_DIMS)}) (a loss cube) or (*extra, "
+            f"{SPLIT}, {MODEL}) (a score cube), so it was not written by `cvstats.save`. "
+            + BUILD_HINT
         )
     return cube
 
@@ -378,7 +400,7 @@ def _canonical_order(cube: xr.DataArray) -> xr.DataArray:
 
     Zarr lists arrays in no particular order; a fixed one keeps reprs reproducible.
     """
-    first = [*cube.dims, *SPLIT_COORDS, IN_TRAIN]
+    first = [*cube.dims, *SPLIT_COORDS, N_TEST, IN_TRAIN]
     order = [name for name in first if name in cube.coords]
     order += sorted((name for name in cube.coords if name not in order), key=str)
     return xr.DataArray(

@@ -10,6 +10,8 @@ and is re-exported here.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import xarray as xr
 
@@ -17,6 +19,7 @@ from cvstats.cube.apply import apply_kernel
 from cvstats.errors import DesignError
 from cvstats.inference.blocks import J_DIM, block_sizes, kfold_layout, main_means, split_means
 from cvstats.inference.common import check_options
+from cvstats.inference.registry import METHODS
 from cvstats.kernels import bayes as kb
 from cvstats.results.bayes import BAYES_FRAME_COLUMNS, BayesianResult
 
@@ -41,9 +44,12 @@ def _kernel(x: np.ndarray, *, rho: float, rope: tuple[float, float]) -> tuple[np
 def bayesian_correlated_t(
     cube: xr.DataArray,
     *,
+    mu0: float = 0.0,
+    alpha: float = 0.05,
+    alternative: str = "two-sided",
     rope: float | tuple[float, float] = 0.0,
     rho: float | None = None,
-    alpha: float = 0.05,
+    **options: Any,
 ) -> BayesianResult:
     """Bayesian correlated t test of Benavoli et al. (2017) on the main block's splits.
 
@@ -60,12 +66,18 @@ def bayesian_correlated_t(
     ----------
     cube : xarray.DataArray
         Loss cube or contrast cube with a main block of ``J >= 2`` splits.
+    mu0 : float, default 0
+        Taken like every test's; the posterior is not a test of ``mu0``, so only 0
+        is accepted (put the value of interest in the ``rope``).
+    alpha : float, default 0.05
+        Level of the credible interval.
+    alternative : {"two-sided"}
+        Taken like every test's; only ``"two-sided"`` is accepted (the posterior
+        gives the probabilities on both sides of the rope).
     rope : float or (float, float), default 0
         Region of practical equivalence: a half-width ``r`` (``(-r, r)``) or bounds.
     rho : float, optional
         Correlation between splits, in ``[0, 1)``; default from the design.
-    alpha : float, default 0.05
-        Level of the credible interval.
 
     Returns
     -------
@@ -84,7 +96,8 @@ def bayesian_correlated_t(
     (0.1, 9.0, (1, 14))
     """
     method = "the Bayesian correlated t"
-    check_options(cube, 0.0, alpha, "two-sided")
+    spec = METHODS["bayesian_correlated_t"]
+    opts = check_options(cube, mu0, alpha, alternative, method=spec, extra=options)
     low_high = kb.validate_rope(rope)
     if rho is None:
         rho_value = design_rho(cube, method)
@@ -96,9 +109,10 @@ def bayesian_correlated_t(
         raise DesignError(f"{method} needs at least 2 main splits.")
     out = apply_kernel(_kernel, [mu], [[J_DIM]], 6, rho=rho_value, rope=low_high)
     mean, scale, df, p_left, p_rope, p_right = out
+    fields = spec.result_fields(rho=rho_value)
     return BayesianResult(
-        method="bayesian_correlated_t",
-        title=f"Bayesian correlated t (Benavoli et al. 2017), ρ = {rho_value:.4g}",
+        method=fields["method"],
+        title=fields["title"],
         loss=str(cube.name),
         mean=mean,
         scale=scale,
@@ -108,8 +122,12 @@ def bayesian_correlated_t(
         p_right=p_right,
         rope=low_high,
         rho=rho_value,
-        alpha=float(alpha),
+        alpha=opts.alpha,
         n1=sizes.n1,
         n2=sizes.n2,
         n_splits=sizes.n_splits,
+        reference=fields["reference"],
+        estimand=fields["estimand"],
+        target=fields["target"],
+        direction=fields["direction"],
     )

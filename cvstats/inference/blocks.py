@@ -8,6 +8,10 @@ arranges them into the core dims the kernels expect, through vectorized
 indexing on the ``split`` dim (so dask-backed cubes stay lazy), and raises
 a :class:`~cvstats.errors.DesignError` naming the design function that
 provides a missing block.
+
+A score cube (:mod:`cvstats.cube.score`) holds one value per split already: its
+scores are the split means, taken as they are, and its test sizes are its
+``n_test`` coordinate.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ import xarray as xr
 
 from cvstats.cube import in_test
 from cvstats.cube.compact import EXAMPLE_INDEX, SLOT
-from cvstats.cube.schema import EXAMPLE, SPLIT
+from cvstats.cube.schema import EXAMPLE, N_TEST, SPLIT
+from cvstats.cube.score import is_score
 from cvstats.errors import DesignError
 
 __all__ = [
@@ -58,13 +63,16 @@ def split_means(
 ) -> xr.DataArray:
     """Test mean ``μ̂_j`` of the splits (theory.md §1), over ``(*extra, split, unit)``.
 
-    NaN (non-test) losses are skipped; the reduction is chunk-wise on dask.
+    NaN (non-test) losses are skipped; the reduction is chunk-wise on dask. A
+    score cube is split-level already: its scores are returned as they are (the
+    splits of ``blocks`` selected, attrs dropped as a reduction drops them).
 
     Parameters
     ----------
     cube : xarray.DataArray
         A cube or contrast cube, or a compact cube (:mod:`cvstats.cube.compact`),
-        whose test losses are averaged over ``slot`` instead of ``example``.
+        whose test losses are averaged over ``slot`` instead of ``example``, or a
+        score cube (:mod:`cvstats.cube.score`).
     blocks : sequence of str, optional
         Only the splits of these blocks (each must be present; the error names
         the design function that provides a missing one); default every split.
@@ -76,6 +84,8 @@ def split_means(
         contiguous = keep[-1] - keep[0] + 1 == keep.size
         # a slice is a view; an index array would copy the selected losses first
         cube = cube.isel({SPLIT: slice(keep[0], keep[-1] + 1) if contiguous else keep})
+    if is_score(cube):  # one score per split: the split means themselves
+        return cube.copy(deep=False).drop_attrs(deep=False)
     # a compact cube (cvstats.cube.compact) holds the test losses on a `slot` dim, NaN-padded
     over = SLOT if SLOT in cube.dims else EXAMPLE
     # bottleneck's nanmean reads the data once, numpy's copies it: ~20x faster on numpy
@@ -195,10 +205,14 @@ def block_sizes(cube: xr.DataArray, block: str, method: str) -> BlockSizes:
     guarantees it is the same in every split of the block and every element
     of the extra dims; for a k-fold main block, whose folds may differ by one
     example, ``n1`` and ``n2`` are the medians over folds). For a compact cube
-    it is the number of non-padding slots (``example_index >= 0``).
+    it is the number of non-padding slots (``example_index >= 0``); for a score
+    cube (:mod:`cvstats.cube.score`), its ``n_test`` coordinate.
     """
     pos = block_positions(cube, block, method)
     n1 = cube["n_train"].values[pos]
+    if is_score(cube):  # no NaN pattern: the test sizes are a coordinate
+        n2 = np.asarray(cube[N_TEST].values)[pos]
+        return BlockSizes(int(np.median(n1)), int(np.median(n2)), int(pos.size))
     if SLOT in cube.dims:  # compact cube: the test examples are the non-padding slots
         mask, over = cube[EXAMPLE_INDEX].isel({SPLIT: pos}) >= 0, SLOT
     else:

@@ -20,7 +20,8 @@ from cvstats import kernels
 from cvstats.cube import validate
 from cvstats.cube.apply import apply_kernel
 from cvstats.cube.checks import validate_alpha, validate_alternative
-from cvstats.errors import ArgumentError
+from cvstats.cube.score import examples_refusal, is_score
+from cvstats.errors import ArgumentError, CubeError
 from cvstats.inference.registry import MethodSpec
 from cvstats.results import InferenceResult
 
@@ -76,8 +77,13 @@ def check_options(
     With ``method`` (its registry entry), also refuse, with an
     :class:`~cvstats.errors.ArgumentError`, a value of a common option it does not
     support (``method.only``) and any option in ``extra`` (the keywords a method
-    collected with ``**options``) that it does not take.
+    collected with ``**options``) that it does not take; and, with a
+    :class:`~cvstats.errors.CubeError` saying why and what to collect instead, a
+    score cube (:mod:`cvstats.cube.score`) when the method needs per-example
+    losses (``method.needs == "examples"``), even within :func:`trusted`.
     """
+    if method is not None and method.needs == "examples" and is_score(cube):
+        raise CubeError(examples_refusal(method.name))
     if method is not None:
         method.check_options({"mu0": mu0, "alternative": alternative, **(extra or {})})
     if check and id(cube) not in _TRUSTED.get():

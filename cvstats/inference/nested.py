@@ -92,7 +92,7 @@ def nested_cv_terms(cube: xr.DataArray) -> xr.Dataset:
         (``MSE^`` before rescaling) and ``se_naive`` over the cube's extra dims and
         ``model``/``contrast``; attrs ``K`` and ``repeats``.
     """
-    check_options(cube, 0.0, 0.1, "two-sided")
+    check_options(cube, 0.0, 0.1, "two-sided", method=METHODS["nested_cv"])
     terms, K, repeats = _terms(cube, 0.0)
     return xr.Dataset(dict(zip(_TERMS, terms, strict=True)), attrs={"K": K, "repeats": repeats})
 

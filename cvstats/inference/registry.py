@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from cvstats.cube.score import is_score
 from cvstats.errors import ArgumentError
 
 __all__ = [
@@ -56,6 +57,7 @@ DESIGNS = MappingProxyType(
         "replicate": "a main block and bootstrap replicates",
         "5x2": "Dietterich's 5x2 halves",
         "nested": "nested cross-validation (Bates et al., 2023)",
+        "main": "a main block of J >= 2 splits, random or k-fold (resampled or repeated_kfold)",
     }
 )
 
@@ -380,6 +382,25 @@ _SPECS = (
         why_only="Alpaydın's combined F is two-sided only",
     ),
     MethodSpec(
+        "bayesian_correlated_t",
+        "cvstats.inference.bayes:bayesian_correlated_t",
+        "Bayesian correlated t (Benavoli et al. 2017), ρ = {rho:.4g}",
+        "main",
+        "correlated_t_posterior",
+        "n1μ",
+        "learner",
+        "posterior t",
+        "as the corrected resampled t: right if ρ is (ρ = 1/K or n2/n by default)",
+        "as corrected t",
+        options=(*COMMON_OPTIONS, "rope", "rho"),
+        only={"mu0": 0.0, "alternative": "two-sided"},
+        why_only=(
+            "the Bayesian correlated t gives the posterior probabilities of the mean left of, "
+            "inside and right of the rope (set `rope`), not a test of mu0 against an alternative"
+        ),
+        default=False,
+    ),
+    MethodSpec(
         "nested_cv",
         "cvstats.inference.nested:nested_cv_interval",
         "Nested {K}-fold CV interval for Err_XY (Bates, Hastie & Tibshirani)",
@@ -426,22 +447,34 @@ def design_kinds(cube: xr.DataArray) -> set[str]:
             kinds.add("resampled")
         kinds |= {b for b in ("half", "replicate") if b in blocks}
     kinds |= {b for b in ("5x2", "nested") if b in blocks}
+    if kinds & {"resampled", "repeated_kfold"}:
+        kinds.add("main")
     return kinds
 
 
 def applicable_methods(
-    cube: xr.DataArray, target: str = "learner", *, defaults_only: bool = True
+    cube: xr.DataArray,
+    target: str = "learner",
+    *,
+    defaults_only: bool = True,
+    per_example: bool | None = None,
 ) -> list[str]:
     """Names of the methods the cube's design supports, for a target.
 
     Parameters
     ----------
     cube : xarray.DataArray
-        A cube or contrast cube.
+        A cube or contrast cube, or a score cube (:mod:`cvstats.cube.score`).
     target : {"learner", "model"}
         ``"model"`` keeps the methods valid for the conditional error.
     defaults_only : bool, default True
         Leave out methods that run only when named (McNemar).
+    per_example : bool, optional
+        Whether the cube holds per-example losses; default read off the cube:
+        a score cube does not, so the methods that need them (``needs ==
+        "examples"``: their variance is over the test examples) are left out.
+        ``True`` lists them whatever the cube (what :func:`cvstats.compare`
+        compares against to note what it left out).
 
     Returns
     -------
@@ -449,10 +482,13 @@ def applicable_methods(
         Keys of :data:`METHODS`, in table order.
     """
     kinds = design_kinds(cube)
+    if per_example is None:
+        per_example = not is_score(cube)
     return [
         name
         for name, s in METHODS.items()
         if s.design in kinds
         and (s.default or not defaults_only)
         and (target == "learner" or s.conditional)
+        and (per_example or s.needs != "examples")
     ]

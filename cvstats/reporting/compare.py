@@ -20,6 +20,7 @@ import xarray as xr
 from cvstats.cube import unit_dim, validate
 from cvstats.cube.formula import contrasts, parse_formula, select_loss
 from cvstats.cube.schema import CONTRAST
+from cvstats.cube.score import examples_refusal, is_score
 from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError
 from cvstats.inference.common import trusted
 from cvstats.inference.registry import METHODS, TARGETS, applicable_methods
@@ -30,6 +31,24 @@ __all__ = ["METHODS", "TARGETS", "ComparisonTable", "compare", "applicable_metho
 
 
 _PAIR = re.compile(r"^(?:1\*(?P<a>.+) - 1\*(?P<b>.+)|-1\*(?P<c>.+) \+ 1\*(?P<d>.+))$")
+
+
+def _comparison_frame(res: Any) -> pd.DataFrame:
+    """Return a result's frame in the comparison table's columns (dims, FRAME_COLUMNS).
+
+    Columns the result names otherwise are renamed (its ``comparison_columns``);
+    a column its frame lacks is taken from the result's field of that name when it
+    has one (e.g. ``estimand``), else left missing (NaN: e.g. a posterior has no
+    p-value).
+    """
+    frame = res.to_frame()
+    dims = [c for c in frame.columns if c not in res.frame_columns]
+    frame = frame.rename(columns={v: k for k, v in res.comparison_columns.items()})
+    for col in FRAME_COLUMNS:
+        if col not in frame.columns:
+            value = getattr(res, col, None)
+            frame[col] = value if isinstance(value, str | int | float) else np.nan
+    return frame[[*dims, *FRAME_COLUMNS]]
 
 
 def _pairs_only(cube: xr.DataArray) -> xr.DataArray:
@@ -87,9 +106,10 @@ class ComparisonTable:
         :data:`cvstats.results.FRAME_COLUMNS`, and ``note`` (e.g. "liberal for the
         learner" under ``target="learner"``).
         """
-        frames = []
+        frames, dims = [], None
         for name, res in self.results.items():
-            frame = res.to_frame()
+            frame = _comparison_frame(res)
+            dims = dims or [c for c in frame.columns if c not in FRAME_COLUMNS]
             frame["method"] = name
             if self.target == "learner":
                 frame["note"] = METHODS[name].flag
@@ -97,7 +117,7 @@ class ComparisonTable:
                 frame["note"] = "conditional error of the models at hand"
             frames.append(frame)
         out = pd.concat(frames, ignore_index=True)
-        dims = [c for c in out.columns if c not in (*FRAME_COLUMNS, "note")]
+        dims = dims or []
         order = [CONTRAST, *[d for d in dims if d != CONTRAST]] if CONTRAST in dims else dims
         # keep every dim in its order of appearance (the formula's contrast order)
         keys = {d: out[d].map({v: i for i, v in enumerate(pd.unique(out[d]))}) for d in order}
@@ -256,10 +276,20 @@ def _resolve_cube(
 def _method_names(
     cube: xr.DataArray, methods: Sequence[str] | None, target: str, options: dict[str, Any]
 ) -> tuple[list[str], list[str]]:
-    """Return the methods to run, and notes on applicable ones left out for ``options``."""
+    """Return the methods to run, and notes on applicable ones left out.
+
+    Left out, with a note: a method the design supports that cannot take
+    ``options``, and, for a score cube (:mod:`cvstats.cube.score`), a method that
+    needs per-example losses. Named explicitly, either is an error.
+    """
     if methods is None:
         names = applicable_methods(cube, target)
         notes = [
+            f"{n} left out: {examples_refusal(n)}"
+            for n in applicable_methods(cube, target, per_example=True)
+            if n not in names
+        ]
+        notes += [
             f"{n} left out: {METHODS[n].refusal(options)}"
             for n in names
             if METHODS[n].refusal(options)
@@ -269,6 +299,7 @@ def _method_names(
             raise ArgumentError(
                 f"no method applies to this cube's design for target {target!r} (blocks "
                 f"{sorted(set(np.asarray(cube['block'].values).tolist()))})."
+                + "".join(f" {note}" for note in notes)
             )
         return names, notes
     if isinstance(methods, str):
@@ -295,7 +326,9 @@ def _method_names(
                 f"method(s) {bad} infer the unconditional error of learners; with "
                 f"target='model' choose from {[n for n, v in METHODS.items() if v.conditional]}."
             )
-    for name in names:  # a named method that cannot take the options is an error
+    for name in names:  # a named method that cannot take the options (or cube) is an error
+        if METHODS[name].needs == "examples" and is_score(cube):
+            raise CubeError(examples_refusal(name))
         METHODS[name].check_options(options)
     return names, []
 

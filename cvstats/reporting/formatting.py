@@ -1,31 +1,11 @@
-"""Formatting helpers shared by the reporting modules (text only, no statistics)."""
+"""Formatting helpers of the reporting modules (text only, no statistics).
+
+LaTeX escaping lives with the result contract (:mod:`cvstats.results.base`), the
+lowest layer that formats text; reporting uses the same function.
+"""
 
 from __future__ import annotations
 
+from cvstats.results.base import latex_escape
+
 __all__ = ["latex_escape"]
-
-
-def latex_escape(text: str) -> str:
-    r"""Escape LaTeX's special characters in plain text (captions, labels).
-
-    pandas escapes table cells itself (``Styler.format(escape="latex")``) but
-    offers no public function for one string, so this small table is kept.
-
-    Examples
-    --------
-    >>> latex_escape("50% of a_b")
-    '50\\% of a\\_b'
-    """
-    specials = {
-        "\\": r"\textbackslash{}",
-        "~": r"\textasciitilde{}",
-        "^": r"\textasciicircum{}",
-        "%": r"\%",
-        "_": r"\_",
-        "&": r"\&",
-        "#": r"\#",
-        "$": r"\$",
-        "{": r"\{",
-        "}": r"\}",
-    }
-    return "".join(specials.get(ch, ch) for ch in text)

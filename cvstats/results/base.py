@@ -39,6 +39,7 @@ __all__ = [
     "Result",
     "as_dataarray",
     "bounds",
+    "latex_escape",
     "split_interval",
     "tidy_frame",
 ]
@@ -182,7 +183,17 @@ def _fmt(value: Any, precision: int) -> str:
     return str(value)
 
 
-def _latex_escape(text: str) -> str:
+def latex_escape(text: str) -> str:
+    r"""Escape LaTeX's special characters in plain text (captions, labels).
+
+    pandas escapes table cells itself (``Styler.format(escape="latex")``) but
+    offers no public function for one string, so this small table is kept.
+
+    Examples
+    --------
+    >>> latex_escape("50% of a_b")
+    '50\\% of a\\_b'
+    """
     return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in text)
 
 
@@ -203,6 +214,10 @@ class Result:
     frame_columns: ClassVar[tuple[str, ...]] = ()
     #: Fields holding computed values: always :class:`xarray.DataArray`.
     value_fields: ClassVar[tuple[str, ...]] = ()
+    #: Columns of :data:`cvstats.results.FRAME_COLUMNS` that this result's own frame
+    #: calls otherwise (e.g. a posterior's ``mean`` is the comparison table's
+    #: ``estimate``); read by :class:`cvstats.ComparisonTable`.
+    comparison_columns: ClassVar[dict[str, str]] = {}
 
     # ------------------------------------------------------------------
     # values
@@ -291,7 +306,7 @@ class Result:
         """
         styler = self._display(precision, **options).style.hide(axis="index")
         styler = styler.format(escape="latex").format_index(escape="latex", axis=1)
-        text = caption if caption is not None else _latex_escape(self._caption())
+        text = caption if caption is not None else latex_escape(self._caption())
         latex = str(styler.to_latex(hrules=True, caption=text))
         for char, math in _GREEK.items():
             latex = latex.replace(char, math)

@@ -68,6 +68,15 @@ class BayesianResult(Result):
         Correlation between splits used (an option, or the design's value).
     alpha : float
         Default level of :meth:`interval` and :meth:`credible_interval`.
+    mu0, alternative : float, str
+        The options every test takes, recorded as for
+        :class:`~cvstats.InferenceResult` (a posterior takes ``0`` and
+        ``"two-sided"`` only).
+    reference, estimand, target, direction : str
+        As for :class:`~cvstats.InferenceResult`, from the method registry
+        (``cvstats.inference.registry``): the posterior's distribution, what the
+        mean estimates, whether it is about the learner, and its bias (that of
+        the corrected resampled t: right if ``ρ`` is).
     n1, n2, n_splits : int
         Training and test sizes of the main block and its number of splits ``J``.
     """
@@ -87,8 +96,15 @@ class BayesianResult(Result):
     n1: int
     n2: int
     n_splits: int
+    mu0: float = 0.0
+    alternative: str = "two-sided"
+    reference: str = "posterior t"
+    estimand: str = "n1μ"
+    target: str = "learner"
+    direction: str = ""
 
     frame_columns: ClassVar[tuple[str, ...]] = BAYES_FRAME_COLUMNS
+    comparison_columns: ClassVar[dict[str, str]] = {"estimate": "mean", "stderr": "scale"}
     value_fields: ClassVar[tuple[str, ...]] = (
         "mean",
         "scale",

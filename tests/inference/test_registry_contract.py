@@ -51,6 +51,7 @@ import xarray as xr
 
 import cvstats
 from cvstats import ArgumentError, designs
+from cvstats.inference.bayes import design_rho
 from cvstats.inference.fivebytwo import FIVE_BY_TWO_VARIANTS
 from cvstats.inference.holdout import MCNEMAR_VARIANTS
 from cvstats.inference.registry import (
@@ -62,12 +63,11 @@ from cvstats.inference.registry import (
     design_kinds,
 )
 from cvstats.kernels.bayle import BAYLE_VARIANCES
-from cvstats.results import InferenceResult
+from cvstats.results.base import Result
 
 N = 48
 DATASETS = ["iris", "wine", "adult"]
 MODELS = ["a", "b", "c"]
-FIELDS = ("estimate", "stderr", "statistic", "df", "pvalue")
 REGISTRY_FIELDS = ("method", "title", "reference", "estimand", "target", "direction")
 COMMON_DEFAULTS = {"mu0": 0.0, "alpha": 0.05, "alternative": "two-sided"}
 
@@ -81,6 +81,7 @@ DESIGN_OF = {
     "replicate": lambda: designs.bootstrap(N, 8, J=3, R=3, seed=6),
     "5x2": lambda: designs.five_by_two(N, seed=7),
     "nested": lambda: designs.nested_cv(N, 4, seed=8),
+    "main": lambda: designs.kfold(N, 4, repeats=2, seed=12),
 }
 
 #: More designs, for the applicability checks only: every block at once, and a combination.
@@ -94,15 +95,16 @@ EXTRA_DESIGN_OF = {
 #: The design kinds of each fixture cube, written out by hand (not read off design_kinds).
 EXPECTED_KINDS = {
     "holdout": {"holdout"},
-    "resampled": {"resampled"},
-    "kfold": {"kfold", "repeated_kfold"},
-    "repeated_kfold": {"repeated_kfold"},
-    "half": {"resampled", "half"},
-    "replicate": {"resampled", "replicate"},
+    "resampled": {"resampled", "main"},
+    "kfold": {"kfold", "repeated_kfold", "main"},
+    "repeated_kfold": {"repeated_kfold", "main"},
+    "half": {"resampled", "half", "main"},
+    "replicate": {"resampled", "replicate", "main"},
     "5x2": {"5x2"},
-    "nested": {"nested", "kfold", "repeated_kfold"},
-    "nadeau_bengio": {"resampled", "half", "replicate", "5x2"},
-    "kfold+5x2": {"kfold", "repeated_kfold", "5x2"},
+    "main": {"repeated_kfold", "main"},
+    "nested": {"nested", "kfold", "repeated_kfold", "main"},
+    "nadeau_bengio": {"resampled", "half", "replicate", "5x2", "main"},
+    "kfold+5x2": {"kfold", "repeated_kfold", "5x2", "main"},
 }
 
 #: Methods whose result's ``reference`` follows the option picking their form (``variant``,
@@ -201,13 +203,13 @@ def subject_of(name: str) -> xr.DataArray:
 
 
 @functools.cache
-def default_result(name: str) -> InferenceResult:
+def default_result(name: str) -> Result:
     """The registry entry run with its defaults on its fixture cube (computed once)."""
     return run(METHODS[name], subject_of(name))
 
 
 @functools.cache
-def contrast_result(name: str) -> InferenceResult:
+def contrast_result(name: str) -> Result:
     """The registry entry run with its defaults on the pairwise contrasts of its fixture cube."""
     return run(METHODS[name], contrast_of(METHODS[name].design))
 
@@ -216,7 +218,7 @@ def unit(cube: xr.DataArray) -> str:
     return "contrast" if "contrast" in cube.dims else "model"
 
 
-def run(spec: MethodSpec, cube: xr.DataArray, **options: Any) -> InferenceResult:
+def run(spec: MethodSpec, cube: xr.DataArray, **options: Any) -> Result:
     """Call the registry entry's function with its fixed options (and ``options``)."""
     return spec.func(cube, **{**spec.fixed, **options})
 
@@ -226,13 +228,14 @@ def values(value: Any) -> xr.DataArray:
     return value if isinstance(value, xr.DataArray) else xr.DataArray(value)
 
 
-def numbers(res: InferenceResult) -> dict[str, xr.DataArray]:
+def numbers(res: Result) -> dict[str, xr.DataArray]:
     """The numeric fields of a result, as DataArrays."""
-    return {f: values(getattr(res, f)) for f in FIELDS}
+    return {f: values(getattr(res, f)) for f in res.value_fields}
 
 
 def assert_fields_equal(got: dict[str, Any], want: dict[str, Any]) -> None:
-    for f in FIELDS:
+    assert set(got) == set(want)
+    for f in want:
         g, w = got[f], want[f]
         g = g.transpose(*w.dims) if set(g.dims) == set(w.dims) else g
         np.testing.assert_allclose(
@@ -251,6 +254,8 @@ def template_params(spec: MethodSpec, cube: xr.DataArray) -> dict[str, Any]:
     if main.any():
         params["K"] = int(np.unique(cube["fold"].values[main]).size)
         params["repeats"] = int(np.unique(cube["repeat"].values[main]).size)
+    if "rho" in spec.options and params.get("rho") is None:  # the design's ρ (1/K or n2/n)
+        params["rho"] = design_rho(cube)
     return params
 
 
@@ -297,6 +302,10 @@ def valid_value(spec: MethodSpec, option: str, cube: xr.DataArray) -> Any:
         return cube["split"].values[np.asarray(cube["block"].values) == "main"][0].item()
     if option == "models":
         return (MODELS[2], MODELS[0])
+    if option == "rope":
+        return 0.01
+    if option == "rho":
+        return 0.2
     if option in FORM_OPTIONS:
         default = template_params(spec, cube).get(option)
         other = [v for v in FORMS.get(spec.function.split(":")[1], ()) if v != default]
@@ -339,7 +348,7 @@ def test_vectorized_over_extra_dim_equals_loop(name):
     res = default_result(name)
     for label in DATASETS:
         one = run(spec, cube.sel(dataset=label))
-        for f in FIELDS:
+        for f in res.value_fields:
             got = values(getattr(res, f)).sel(dataset=label)
             want = values(getattr(one, f))
             assert set(got.dims) == set(want.dims), f
@@ -352,7 +361,7 @@ def test_vectorized_over_extra_dim_equals_loop(name):
                 err_msg=f"{name} {f} {label}",
             )
     # the data sets differ, so a method that ignored the extra dim would show it
-    est = np.asarray(values(res.estimate))
+    est = np.asarray(values(getattr(res, res.value_fields[0])))
     assert not np.allclose(est[0], est[1])
 
 
@@ -364,20 +373,20 @@ def test_dask_cube_stays_lazy(name):
     with dask.config.set(scheduler="synchronous"):  # the graph is the same; faster on tiny chunks
         res = run(spec, lazy_cube)
     eager = default_result(name)
-    for f in FIELDS:
+    for f in res.value_fields:
         value = getattr(res, f)
         assert isinstance(value, xr.DataArray), f
         assert isinstance(value.data, da.Array), f"{name}.{f} was computed"
     with dask.config.set(scheduler="synchronous"):
-        computed = {f: getattr(res, f).compute() for f in FIELDS}
+        computed = {f: getattr(res, f).compute() for f in res.value_fields}
     assert_fields_equal(computed, numbers(eager))
     assert {k: getattr(res, k) for k in REGISTRY_FIELDS} == {
         k: getattr(eager, k) for k in REGISTRY_FIELDS
     }
 
 
-def _assert_labels(res: InferenceResult, cube: xr.DataArray, name: str) -> None:
-    for f in FIELDS:
+def _assert_labels(res: Result, cube: xr.DataArray, name: str) -> None:
+    for f in res.value_fields:
         value = values(getattr(res, f))
         assert set(value.dims) == {"dataset", unit(cube)}, (name, f, value.dims)
         assert value["dataset"].values.tolist() == DATASETS, (name, f)
@@ -396,7 +405,7 @@ def test_coordinates_survive(name):
         _assert_labels(default_result(name), cube, name)
     elif "models" in spec.options:  # a pairwise method picks two models of a model cube
         res = run(spec, cube, models=("c", "a"))
-        for f in FIELDS:
+        for f in res.value_fields:
             value = values(getattr(res, f))
             assert value.dims == ("dataset",), (name, f)
             assert value["dataset"].values.tolist() == DATASETS
@@ -416,11 +425,12 @@ def test_every_option_is_accepted(name, option):
     cube = option_cube(spec, option)
     value = valid_value(spec, option, cube)
     res = run(spec, cube, **{option: value})
-    assert isinstance(res, InferenceResult)
+    assert isinstance(res, Result)
     if option in COMMON_OPTIONS or option in ("n1", "n2"):
         assert getattr(res, option) == value
     if option == "models":
-        assert values(res.estimate)["contrast"].item() == f"{value[0]} - {value[1]}"
+        first = values(getattr(res, res.value_fields[0]))
+        assert first["contrast"].item() == f"{value[0]} - {value[1]}"
     if option == "split":  # the one split of the hold-out design, named: same result
         assert_fields_equal(numbers(res), numbers(default_result(name)))
     got = {k: getattr(res, k) for k in REGISTRY_FIELDS}

@@ -1,0 +1,902 @@
+"""Score cubes: one value per split and model, for metrics that are not per-example losses.
+
+A loss cube (:mod:`cvstats.cube.dense`) holds the loss of every test example of
+every split. Many metrics are not means of per-example losses: the ROC AUC, an
+F1 score, an R², a calibration error are defined on a whole test set. Yet
+every method of cvstats that only needs the split means ``μ̂_j`` (theory.md §1;
+Nadeau & Bengio, 2003: the resampled and corrected resampled t, the
+conservative Z, the bootstraps, the k-fold t's, Dietterich's 5x2cv t and
+Alpaydın's F, the Bayesian correlated t) uses nothing else of the cube than
+these means, the split coordinates and the sizes ``n1`` and ``n2``: with a
+score ``μ̂_j`` per split in place of the mean loss, they run unchanged. The
+**score cube** is that input:
+
+* an ``xarray.DataArray`` ``(*extra, split, model)`` (or ``contrast``) named after
+  its metric, with no ``example`` dim: one finite value per (split, model) —
+  the split's score, never NaN (a score cube has no NaN pattern: a split's
+  score must exist);
+* the split coordinates of the loss cube (``block``, ``half``, ``side``,
+  ``replicate``, ``repeat``, ``fold``, ``n_train``) with their per-block rules,
+  plus the int coordinate ``n_test`` on ``split``: the test-set size ``n2`` of
+  the split, which a loss cube reads off its NaN pattern;
+* the attrs of a loss cube (``design``, ``n``, ``seed``) plus
+  ``greater_is_better`` (int 1 if a larger score is better, as for an
+  accuracy or a ROC AUC, 0 if it is a loss; stored as an int because netCDF
+  refuses bool attrs, read as a bool by :func:`is_greater_better`) and
+  ``metric`` (the metric's name).
+
+The methods that need per-example losses — the hold-out t and McNemar's test
+(their variance is over the test examples of the one split), Bayle et al.'s
+interval (over the out-of-fold losses of every example) and nested
+cross-validation (over the per-example losses of the pair fits) — refuse a
+score cube (:func:`examples_refusal` words why); :func:`cvstats.compare`
+leaves them out and says so in its notes.
+
+:func:`from_scores` builds a score cube from an array or a tidy table;
+:func:`scores_from_losses` reduces a loss cube to its score cube (the split means
+of the losses), on which every split-mean method gives the same result as on
+the loss cube; :func:`validate_score` checks the schema (``docs/cube-schema.md``,
+"Score cubes"), and :func:`cvstats.validate` dispatches to it for a cube with a
+``split`` dim and neither ``example`` nor ``slot``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+from numpy.typing import ArrayLike
+
+from cvstats.cube.compact import (
+    EXAMPLE_INDEX,
+    N_EXAMPLES,
+    SLOT,
+    compact_cube,
+    is_compact,
+    validate_compact,
+)
+from cvstats.cube.dense import (
+    check_attrs,
+    check_labels,
+    check_name,
+    check_sizes,
+    check_split_coords,
+    dtype_problem,
+    plain_value,
+    split_table,
+    unit_dim,
+    validate_dense,
+)
+from cvstats.cube.schema import (
+    BLOCKS,
+    CONTRAST,
+    EXAMPLE,
+    GREATER_IS_BETTER,
+    METRIC,
+    MODEL,
+    N_TEST,
+    SPLIT,
+    SPLIT_COORDS,
+    UNKNOWN_SEED,
+)
+from cvstats.errors import ArgumentError, CubeError
+
+__all__ = [
+    "is_score",
+    "is_greater_better",
+    "validate_score",
+    "from_scores",
+    "scores_from_losses",
+    "examples_refusal",
+    "FIX_SCORES",
+]
+
+#: How to build a score cube, for messages.
+FIX_SCORES = "Build score cubes with cvstats.cube.from_scores or cvstats.cube.scores_from_losses."
+
+#: Said when a cube without an ``example`` dim breaks a rule a loss cube would not have.
+_READ_AS_SCORE = (
+    "(A cube with a `split` dim and no `example` dim is read as a score cube, one value per "
+    "split and model; a loss cube needs its per-example dim named `example`.)"
+)
+
+_DIRECTION_FIX = (
+    "pass greater_is_better=True for a score where larger is better (accuracy, ROC AUC, R², "
+    "F1) or greater_is_better=False for a loss or an error (mean squared error, log loss, "
+    "error rate)"
+)
+
+
+def is_score(obj: Any) -> bool:
+    """Tell whether ``obj`` is a score cube: a DataArray with ``split``, no ``example``/``slot``.
+
+    Only the form is looked at (as :func:`cvstats.cube.compact.is_compact` does);
+    :func:`validate_score` checks the rest.
+    """
+    return (
+        isinstance(obj, xr.DataArray)
+        and SPLIT in obj.dims
+        and EXAMPLE not in obj.dims
+        and SLOT not in obj.dims
+    )
+
+
+def _direction(value: Any) -> bool:
+    """Read a ``greater_is_better`` value (bool, or int 0/1) as a bool; CubeError otherwise."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer) and int(value) in (0, 1):
+        return bool(int(value))
+    raise CubeError(
+        f"attr `{GREATER_IS_BETTER}` must be 1 (a larger score is better) or 0 (a smaller "
+        f"one is), or a bool, got {plain_value(value)!r}; {_DIRECTION_FIX} to "
+        "cvstats.cube.from_scores, or set cube.attrs['greater_is_better'] = 1 (or 0)."
+    )
+
+
+def is_greater_better(cube: xr.DataArray) -> bool:
+    """Return the ``greater_is_better`` attr of a score cube as a bool.
+
+    The attr is stored as an int (1 or 0) because netCDF refuses bool attrs.
+
+    Raises
+    ------
+    CubeError
+        If the attr is missing (``cube`` is not a score cube, or lost its attrs)
+        or is not 0, 1 or a bool.
+    """
+    if GREATER_IS_BETTER not in cube.attrs:
+        raise CubeError(
+            f"the cube has no attr `{GREATER_IS_BETTER}`, so whether a larger score is better "
+            f"is unknown; {_DIRECTION_FIX} to cvstats.cube.from_scores, or set "
+            "cube.attrs['greater_is_better'] = 1 (or 0)."
+        )
+    return _direction(cube.attrs[GREATER_IS_BETTER])
+
+
+def examples_refusal(method: str) -> str:
+    """Why ``method`` (a method needing per-example losses) cannot take a score cube, and the fix.
+
+    The message of the :class:`~cvstats.errors.CubeError` such a method raises on a
+    score cube (:func:`cvstats.inference.common.check_options`), and of the note
+    :func:`cvstats.compare` adds when it leaves the method out.
+    """
+    return (
+        f"{method} needs per-example losses, but got a score cube (one value per split and "
+        "model, no `example` dim): its variance is estimated from the losses of the single "
+        "test examples, which a score does not keep. Collect a loss cube instead, with "
+        "cvstats.collect(..., loss=...) or cvstats.from_arrays(losses, design=...), or use a "
+        "method that needs split means only (cvstats.inference.registry.applicable_methods "
+        "lists those that apply to the cube)."
+    )
+
+
+# --------------------------------------------------------------------------
+# validation
+# --------------------------------------------------------------------------
+
+
+def _label(cube: xr.DataArray, dim: Hashable, i: int) -> str:
+    label = plain_value(cube[dim].values[i]) if dim in cube.coords else int(i)
+    return f"{dim} {label!r}" if isinstance(label, str) else f"{dim} {label}"
+
+
+def _check_dtype(dtype: np.dtype) -> None:
+    """Scores are float32 or float64."""
+    if dtype == np.float16:
+        raise CubeError(
+            "scores of dtype float16 are not supported: float16 keeps about 3 significant "
+            "digits, too few for the differences between models and the variances over "
+            "splits that every method computes; convert with cube.astype('float32') "
+            "(lossless)."
+        )
+    problem = dtype_problem(dtype, "scores", "cube")
+    if problem is not None:
+        raise CubeError(problem)
+    if not np.issubdtype(dtype, np.floating):
+        kind = "numeric" if np.issubdtype(dtype, np.number) else "non-numeric"
+        raise CubeError(
+            f"scores must be floating point, got {kind} dtype {dtype}; convert with "
+            "cube.astype(float)"
+            + ("" if kind == "numeric" else " after mapping them to numbers")
+            + "."
+        )
+
+
+def _check_structure(cube: Any) -> str:
+    """Name, dims ``(*extra, split, model|contrast)``, sizes, dtype, labels; return the unit."""
+    if not isinstance(cube, xr.DataArray):
+        raise CubeError(
+            f"a score cube must be an xarray.DataArray, got {type(cube).__name__}. {FIX_SCORES}"
+        )
+    if EXAMPLE in cube.dims or SLOT in cube.dims:
+        raise CubeError(
+            f"a score cube has no `{EXAMPLE}` or `{SLOT}` dim (one value per split and model), "
+            f"but this one has dims {list(cube.dims)}; validate a loss cube with "
+            "cvstats.validate, or reduce it to its score cube with "
+            "cvstats.cube.scores_from_losses."
+        )
+    check_name(cube, "metric", "roc_auc")
+    unit = CONTRAST if CONTRAST in cube.dims else MODEL
+    core = (SPLIT, unit)
+    missing = [d for d in core if d not in cube.dims]
+    if missing:
+        raise CubeError(
+            f"the score cube lacks the dim(s) {missing}; it has dims {list(cube.dims)} and needs "
+            f"(*extra, {SPLIT}, {MODEL}) (or {CONTRAST} last). Rename dims with "
+            f"cube.rename(...). {_READ_AS_SCORE}"
+        )
+    if tuple(cube.dims[-2:]) != core:
+        order = [*(d for d in cube.dims if d not in core), *core]
+        raise CubeError(
+            f"the score cube's dims are {list(cube.dims)} but must end with {list(core)}; fix "
+            f"with cube.transpose(*{order}). {_READ_AS_SCORE}"
+        )
+    check_sizes(cube)
+    _check_dtype(cube.dtype)
+    check_labels(cube, core)
+    return unit
+
+
+def _check_score_attrs(cube: xr.DataArray) -> None:
+    """``greater_is_better`` (0/1 or bool) and ``metric`` (a non-empty str)."""
+    if GREATER_IS_BETTER not in cube.attrs:
+        raise CubeError(
+            f"the score cube lacks the attr `{GREATER_IS_BETTER}`: whether a larger score is "
+            "better (1: accuracy, ROC AUC, R²) or worse (0: a mean loss, an error rate). It "
+            "decides which way a difference of models points and is never guessed; "
+            f"{_DIRECTION_FIX} to cvstats.cube.from_scores, or set "
+            f"cube.attrs['greater_is_better'] = 1 (or 0). {_READ_AS_SCORE}"
+        )
+    _direction(cube.attrs[GREATER_IS_BETTER])
+    metric = cube.attrs.get(METRIC)
+    if not isinstance(metric, str) or not metric.strip():
+        raise CubeError(
+            f"the score cube's attr `{METRIC}` must name its metric (a non-empty str, e.g. "
+            f"'roc_auc'), got {metric!r}; set it with cube.attrs['metric'] = 'roc_auc', or "
+            "pass metric= to cvstats.cube.from_scores."
+        )
+
+
+def _check_n_test(cube: xr.DataArray) -> np.ndarray:
+    """Check ``n_test``: ints on ``split``, ``>= 1``, ``n_train + n_test <= n``; return it."""
+    if N_TEST not in cube.coords:
+        raise CubeError(
+            f"the score cube lacks the coordinate `{N_TEST}`: the test-set size n2 of each "
+            "split (the number of examples its score was computed on), which the corrected "
+            "tests need (n2/n1). Add it with cube.assign_coords(n_test=('split', sizes)), or "
+            f"build the cube with cvstats.cube.from_scores(..., n_test=...) or design=. "
+            f"{_READ_AS_SCORE}"
+        )
+    coord = cube[N_TEST]
+    if coord.dims != (SPLIT,):
+        raise CubeError(
+            f"coordinate `{N_TEST}` must lie on the `split` dim alone (one test size per "
+            f"split), got dims {coord.dims}."
+        )
+    if not np.issubdtype(coord.dtype, np.integer):
+        raise CubeError(
+            f"coordinate `{N_TEST}` must hold ints (numbers of test examples), got dtype "
+            f"{coord.dtype}; convert with cube.assign_coords(n_test=cube.n_test.astype(int))."
+        )
+    n_test = np.asarray(coord.values)
+    n_train = np.asarray(cube["n_train"].values)
+    splits = cube[SPLIT].values.tolist()
+    block = np.asarray(cube["block"].values.tolist(), dtype=object)
+    n = int(cube.attrs["n"])
+    bad = n_test < 1
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise CubeError(
+            f"split {splits[i]} in block {block[i]!r} has n_test = {n_test[i]} < 1; a split's "
+            "score is computed on at least one test example."
+        )
+    bad = n_train + n_test > n
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise CubeError(
+            f"split {splits[i]} in block {block[i]!r} has n_train + n_test = {n_train[i]} + "
+            f"{n_test[i]} = {n_train[i] + n_test[i]} > n = {n}; fix `n_test`, `n_train` or "
+            "the attr `n`."
+        )
+    return n_test
+
+
+def _check_block_sizes(cube: xr.DataArray, n_test: np.ndarray) -> None:
+    """Check the per-block rules on test sizes that a loss cube reads off its NaN pattern."""
+    c = {k: np.asarray(cube[k].values) for k in ("half", "side", "repeat", "fold", "n_train")}
+    block = np.asarray(cube["block"].values.tolist(), dtype=object)
+    splits = cube[SPLIT].values.tolist()
+    n = int(cube.attrs["n"])
+    main_kfold = (block == "main") & (c["fold"] >= 0)
+    for kind in BLOCKS:
+        if kind == "nested":
+            continue  # |fold a| + |fold b|: checked against the main folds below
+        sel = (block == kind) & ~main_kfold
+        if not sel.any():
+            continue
+        sizes = np.unique(n_test[sel])
+        if sizes.size > 1:
+            i = int(np.flatnonzero(sel & (n_test != n_test[sel][0]))[0])
+            raise CubeError(
+                f"block {kind!r} has splits with different test sizes {sizes.tolist()} (split "
+                f"{splits[i]} has n_test = {n_test[i]}); the design needs the same n2 in every "
+                "split of a block."
+            )
+        if kind == "half" and (n_test[sel] + c["n_train"][sel] > n // 2).any():
+            raise CubeError(
+                f"block 'half' has n_train + n_test above floor(n/2) = {n // 2}; inner splits "
+                "must fit inside a half of the data."
+            )
+    folds: dict[int, dict[int, int]] = {}
+    for i in np.flatnonzero(main_kfold):
+        r, f = int(c["repeat"][i]), int(c["fold"][i])
+        if f in folds.setdefault(r, {}):
+            raise CubeError(
+                f"split {splits[i]} repeats fold {f} of repeat {r} of the k-fold main block; "
+                "each fold of a repeat is one split."
+            )
+        folds[r][f] = int(n_test[i])
+    totals = {r: sum(sizes.values()) for r, sizes in folds.items()}
+    if len(set(totals.values())) > 1:
+        raise CubeError(
+            "the repeats of the k-fold main block test different numbers of examples (sum of "
+            f"n_test per repeat: {totals}); every repeat partitions the same examples."
+        )
+    if totals and max(totals.values()) > n:
+        raise CubeError(
+            f"the folds of a k-fold repeat test {max(totals.values())} examples in all, more "
+            f"than n = {n}; a k-fold repeat partitions the examples, so its n_test add up to "
+            "at most n."
+        )
+    for i in np.flatnonzero(block == "nested"):
+        r, a = int(c["repeat"][i]), int(c["fold"][i])
+        sizes = folds.get(r, {})
+        if a not in sizes or not any(
+            sizes[a] + size == n_test[i] for b, size in sizes.items() if b != a
+        ):
+            raise CubeError(
+                f"split {splits[i]} in block 'nested' has n_test = {n_test[i]}, which is not "
+                f"the size of fold {a} of repeat {r} of the main block plus that of another "
+                "fold; a 'nested' split tests two whole folds (a fit leaving out a pair)."
+            )
+    for kind in ("half", "5x2"):
+        sel = block == kind
+        for m in np.unique(c["half"][sel]):
+            both = sel & (c["half"] == m)
+            total = int(n_test[both & (c["side"] == 0)][:1].sum()) + int(
+                n_test[both & (c["side"] == 1)][:1].sum()
+            )
+            if total > n:
+                raise CubeError(
+                    f"block {kind!r}: the two sides of half-split {int(m)} test {total} > n = "
+                    f"{n} examples; the halves D_m and D_m^c must be disjoint."
+                )
+
+
+def _check_values(cube: xr.DataArray, unit: str) -> None:
+    """Every score finite: one pass over a dask cube, the first bad one located by labels."""
+    others = [d for d in cube.dims if d != SPLIT]
+    stats = xr.Dataset(
+        {
+            "nan_split": cube.isnull().any(others),
+            "inf_split": np.isinf(cube).any(others),
+            "n_nan": cube.isnull().sum(),
+            "n_inf": np.isinf(cube).sum(),
+        }
+    ).compute()
+    for kind in ("nan", "inf"):
+        count = int(stats[f"n_{kind}"])
+        if not count:
+            continue
+        s = int(np.argmax(stats[f"{kind}_split"].values))
+        row = cube.isel({SPLIT: s})
+        values = np.asarray(row.values)
+        bad = np.isnan(values) if kind == "nan" else np.isinf(values)
+        idx = np.argwhere(bad)[0]
+        where = ", ".join(
+            [_label(cube, SPLIT, s)]
+            + [_label(row, d, int(k)) for d, k in zip(row.dims, idx, strict=True)]
+        )
+        if kind == "nan":
+            raise CubeError(
+                f"the score cube holds {count} NaN score(s) (first at {where}); every split "
+                f"needs a score for every {unit}: a score cube has no NaN pattern (a split's "
+                "score must exist). Compute the missing scores, or drop the split for every "
+                f"{unit} with cube.drop_sel(split=[...]) keeping the design's blocks whole."
+            )
+        raise CubeError(
+            f"the score cube holds {count} infinite score(s) (first at {where}); scores must "
+            "be finite. Fix the metric (e.g. a log loss of a probability 0) or clip it."
+        )
+
+
+def validate_score(cube: xr.DataArray) -> None:
+    """Check that ``cube`` follows the score-cube schema (``docs/cube-schema.md``, "Score cubes").
+
+    Checks the name (a non-empty str: the metric name formulas use on their
+    left side), the dims ``(*extra, split, model|contrast)`` in that order with
+    no ``example`` or ``slot`` dim (none of length 0), the dtype (float32 or
+    float64), unique ``split`` (int) and model (str) labels; the attrs
+    ``design``, ``n``, ``seed`` (as a loss cube), ``greater_is_better`` (0, 1 or a
+    bool) and ``metric`` (a non-empty str); the split coordinates and their
+    per-block rules (shared with the loss cube); the int coordinate ``n_test`` on
+    ``split``, ``>= 1`` with ``n_train + n_test <= n``; the test sizes the
+    loss cube reads off its NaN pattern: the same ``n2`` in every split of a
+    block (k-fold and nested splits aside), ``n_train + n_test <= ⌊n/2⌋`` in the
+    ``"half"`` block, each fold once per k-fold repeat and the same total per
+    repeat (at most ``n``), a ``"nested"`` split as large as two folds of its
+    repeat, the two sides of a half-split at most ``n``; and every score
+    finite — NaN is refused: a score cube has no NaN pattern, a split's score
+    must exist. A dask-backed cube is read once. :func:`cvstats.validate`
+    dispatches here for a cube with a ``split`` dim and no ``example`` or
+    ``slot`` dim.
+
+    Parameters
+    ----------
+    cube : xarray.DataArray
+        The score cube to check.
+
+    Raises
+    ------
+    CubeError
+        Naming the first problem found and how to fix it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from cvstats.cube.score import from_scores, validate_score
+    >>> cube = from_scores(np.array([[0.8, 0.7], [0.9, 0.75]]), n_test=10, n_train=40,
+    ...                    greater_is_better=True, name="roc_auc")
+    >>> validate_score(cube)
+    >>> validate_score(cube.drop_attrs())
+    Traceback (most recent call last):
+    ...
+    cvstats.errors.CubeError: the cube lacks the attr(s) ['design', 'n', 'seed']; ...
+    """
+    unit = _check_structure(cube)
+    check_attrs(cube)
+    _check_score_attrs(cube)
+    check_split_coords(cube)
+    n_test = _check_n_test(cube)
+    _check_block_sizes(cube, n_test)
+    _check_values(cube, unit)
+
+
+# --------------------------------------------------------------------------
+# construction
+# --------------------------------------------------------------------------
+
+
+def _check_direction_argument(value: Any) -> int:
+    if value is None:
+        raise ArgumentError(
+            "`greater_is_better` is required: a score cube records whether a larger score is "
+            "better, since it decides which way a difference of models points, and cvstats "
+            f"does not guess it from the metric's name; {_DIRECTION_FIX}."
+        )
+    if isinstance(value, bool | np.bool_) or (
+        isinstance(value, int | np.integer) and int(value) in (0, 1)
+    ):
+        return int(bool(value))
+    raise ArgumentError(f"`greater_is_better` must be True or False, got {value!r}.")
+
+
+def _sizes(name: str, value: ArrayLike, S: int) -> np.ndarray:
+    """One int per split from an int or a sequence."""
+    values = np.asarray(value)
+    if values.dtype == bool or not np.issubdtype(values.dtype, np.integer):
+        raise CubeError(
+            f"`{name}` must be an int or one int per split, got {plain_value(value)!r} (dtype "
+            f"{values.dtype})."
+        )
+    if values.ndim > 1 or (values.ndim == 1 and values.shape != (S,)):
+        raise CubeError(
+            f"`{name}` must be an int or hold one value per split ({S}), got shape {values.shape}."
+        )
+    return np.broadcast_to(values, (S,)).astype(np.int64)
+
+
+def _frame_values(
+    df: pd.DataFrame, value: str, extra_dims: Sequence[str]
+) -> tuple[np.ndarray, list[pd.Index], dict[str, np.ndarray]]:
+    """Return values ``(*extra, split, model)``, labels per dim, per-split columns of a table."""
+    keys = [*extra_dims, SPLIT, MODEL]
+    if len(set(keys)) != len(keys):
+        raise CubeError(f"`extra_dims` must not name the columns 'split' or 'model', got {keys}.")
+    missing = [col for col in [*keys, value] if col not in df.columns]
+    if missing:
+        raise CubeError(
+            f"`scores` lacks the column(s) {missing}; it has {list(df.columns)}. A table of "
+            f"scores has one row per (split, model) with columns 'split', 'model' and "
+            f"{value!r} (the score; name it with value=), plus optional per-split columns "
+            f"{[*SPLIT_COORDS, N_TEST]}; rename yours with df.rename(columns=...)."
+        )
+    if len(df) == 0:
+        raise CubeError("`scores` has no rows; it needs one row per (split, model) score.")
+    for col in keys:
+        absent = df[col].isna().to_numpy()
+        if absent.any():
+            raise CubeError(
+                f"column {col!r} has {int(absent.sum())} row(s) without a label (NaN or None); "
+                f"every score belongs to one {col}. Drop them with df.dropna(subset=[{col!r}])."
+            )
+    dtype = df[value].dtype
+    if not pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_complex_dtype(dtype):
+        raise CubeError(f"column {value!r} must hold real numbers, got dtype {dtype}.")
+    codes, uniques = [], []
+    for col in keys:
+        code, unique = pd.factorize(df[col], sort=False)
+        codes.append(code)
+        uniques.append(pd.Index(unique))
+    shape = tuple(len(u) for u in uniques)
+    cell = pd.Index(np.ravel_multi_index(codes, shape))
+    if cell.has_duplicates:
+        first = int(np.argmax(cell.duplicated()))
+        row = {k: plain_value(v) for k, v in df.iloc[first][keys].items()}
+        raise CubeError(
+            f"`scores` has more than one score for {row}; keep one row per "
+            f"{tuple(keys)}, e.g. df.drop_duplicates(subset={keys})."
+        )
+    values = np.full(shape, np.nan)
+    values[tuple(codes)] = df[value].to_numpy(dtype=float, na_value=np.nan)
+    if not np.isfinite(values[tuple(codes)]).all():
+        raise CubeError(
+            f"column {value!r} holds NaN or infinite scores; every row's score must be finite "
+            "(drop the rows of splits that have no score, for every model)."
+        )
+    absent = np.isnan(values)
+    if absent.any():
+        idx = np.argwhere(absent)[0]
+        where = {k: plain_value(u[i]) for k, u, i in zip(keys, uniques, idx, strict=True)}
+        raise CubeError(
+            f"`scores` has no row for {where} ({int(absent.sum())} (split, model) cell(s) "
+            "missing); every split needs a score for every model. Add the missing rows, or "
+            "drop the split from the table for every model."
+        )
+    split_code = codes[len(extra_dims)]
+    per_split: dict[str, np.ndarray] = {}
+    for col in (*SPLIT_COORDS, N_TEST):
+        if col not in df.columns:
+            continue
+        grouped = df.groupby(split_code, sort=True)[col]
+        varies = grouped.nunique() > 1
+        if varies.any():
+            s = plain_value(uniques[len(extra_dims)][int(np.argmax(varies.to_numpy()))])
+            raise CubeError(f"column {col!r} varies within split {s!r}; it must be constant.")
+        per_split[col] = grouped.first().to_numpy()
+    return values, uniques, per_split
+
+
+def from_scores(
+    scores: ArrayLike | pd.DataFrame,
+    *,
+    greater_is_better: bool | None = None,
+    design: xr.Dataset | None = None,
+    models: Sequence[str] | None = None,
+    name: str = "score",
+    metric: str | None = None,
+    n_test: int | ArrayLike | None = None,
+    n_train: int | ArrayLike | None = None,
+    n: int | None = None,
+    splits: pd.DataFrame | Mapping[str, ArrayLike] | None = None,
+    extra_dims: Sequence[str] = (),
+    extra_coords: Mapping[str, ArrayLike] | None = None,
+    value: str = "score",
+    attrs: Mapping[str, Any] | None = None,
+) -> xr.DataArray:
+    """Build a validated score cube from per-split scores (an array or a tidy table).
+
+    A score cube holds one value per split and model — a metric computed on the
+    split's whole test set, e.g. a ROC AUC — instead of per-example losses. Every
+    method that uses only the split means ``μ̂_j`` (Nadeau & Bengio, 2003; theory.md
+    §1, §4) runs on it unchanged; see ``docs/cube-schema.md``, "Score cubes".
+
+    Parameters
+    ----------
+    scores : array-like or pandas.DataFrame
+        Either an array ``(*extra, split, model)`` (a DataArray's values are
+        used as they are, dask arrays stay lazy), or a tidy table with one row
+        per (extra..., split, model) and the columns ``split`` (int labels),
+        ``model``, the score (``value``) and, optionally, per-split columns
+        ``block``, ``half``, ``side``, ``replicate``, ``repeat``, ``fold``,
+        ``n_train``, ``n_test`` (constant within a split), plus the
+        ``extra_dims`` columns. Splits and models keep their order of first
+        appearance; with a ``design`` the splits are put in the design's order.
+    greater_is_better : bool
+        Required: ``True`` when a larger score is better (accuracy, ROC AUC,
+        R²), ``False`` for a loss or an error. Stored as the int attr
+        ``greater_is_better`` (netCDF refuses bool attrs); never guessed.
+    design : xarray.Dataset, optional
+        A design of :mod:`cvstats.designs` whose splits the scores are on (the
+        split dim in the design's order): its split coordinates, ``n_train``
+        and ``n_test`` (from its ``train``/``test`` masks) and its attrs
+        (``design``, ``n``, ``seed``, parameters). Excludes ``n_test``,
+        ``n_train``, ``n`` and ``splits``.
+    models : sequence of str, optional
+        Model names (array input); default ``model0``, ``model1``, ...
+    name : str, default "score"
+        Name of the cube, the left side of formulas (``"roc_auc ~ model"``).
+    metric : str, optional
+        The attr ``metric``; default ``name``.
+    n_test, n_train : int or sequence of int, optional
+        Without a design: the test and training sizes of each split (one int
+        for all, or one per split), needed by the corrected tests (``n2/n1``);
+        columns of a table give them too.
+    n : int, optional
+        Without a design: the number of examples of the design (attr ``n``);
+        default the largest ``n_train + n_test``.
+    splits : mapping or DataFrame, optional
+        Without a design: the other split coordinates (``block``, ``half``,
+        ``side``, ``replicate``, ``repeat``, ``fold``), one value per split;
+        missing ones default to ``block = "main"`` and -1.
+    extra_dims : sequence of str, default ()
+        Names of the leading dims of an array, or columns of a table turned
+        into leading dims (e.g. ``["dataset"]``).
+    extra_coords : mapping, optional
+        Coordinates of the extra dims (array input).
+    value : str, default "score"
+        The table's column holding the scores.
+    attrs : mapping, optional
+        More attrs (they override the design's; default ``design="user"``,
+        ``seed=-1``).
+
+    Returns
+    -------
+    xarray.DataArray
+        A score cube ``(*extra, split, model)`` that passes :func:`validate_score`.
+
+    Raises
+    ------
+    ArgumentError
+        If ``greater_is_better`` is not given, or not a bool.
+    CubeError
+        For shapes that do not fit, a missing or non-finite score, sizes that
+        do not fit the design, or any other schema violation.
+
+    Examples
+    --------
+    >>> import numpy as np, cvstats
+    >>> from cvstats.cube import from_scores
+    >>> d = cvstats.designs.kfold(30, K=3, seed=0)
+    >>> auc = np.array([[0.81, 0.78], [0.85, 0.80], [0.79, 0.79]])  # (split, model)
+    >>> cube = from_scores(auc, design=d, models=["gbm", "logreg"], name="roc_auc",
+    ...                    greater_is_better=True)
+    >>> cube.dims, cube.n_test.values.tolist(), cube.attrs["greater_is_better"]
+    (('split', 'model'), [10, 10, 10], 1)
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"split": [0, 0, 1, 1], "model": ["a", "b"] * 2,
+    ...                    "score": [0.9, 0.8, 0.85, 0.7], "n_test": 5, "n_train": 20})
+    >>> from_scores(df, greater_is_better=True, name="accuracy").sizes["split"]
+    2
+    """
+    direction = _check_direction_argument(greater_is_better)
+    split_labels: np.ndarray | None = None
+    per_split: dict[str, np.ndarray] = {}
+    extra = tuple(extra_dims)
+    coords_extra: dict[str, Any] = dict(extra_coords or {})
+    if isinstance(scores, pd.DataFrame):
+        if models is not None:
+            raise CubeError("`models` is for an array of scores; a table names them in 'model'.")
+        values, uniques, per_split = _frame_values(scores, value, extra)
+        labels = np.asarray(uniques[len(extra)])
+        try:
+            split_labels = labels.astype(np.int64)
+            exact = bool(np.all(split_labels == labels))
+        except (TypeError, ValueError):
+            exact = False
+        if not exact:
+            raise CubeError(f"the 'split' column must hold int split labels, got {labels[:5]}.")
+        models = [str(m) for m in uniques[-1]]
+        if len(set(models)) != len(models):
+            raise CubeError(f"the 'model' labels {list(uniques[-1])} do not give distinct names.")
+        coords_extra.update(
+            {d: np.asarray(u) for d, u in zip(extra, uniques[: len(extra)], strict=True)}
+        )
+        if design is None:
+            for col, given in (("n_test", n_test), ("n_train", n_train)):
+                if col in per_split and given is not None:
+                    raise CubeError(f"`scores` has an {col!r} column; do not pass `{col}` too.")
+            n_test = per_split.pop("n_test", n_test)
+            n_train = per_split.pop("n_train", n_train)
+            if per_split:
+                if splits is not None:
+                    raise CubeError(
+                        f"`scores` has the split column(s) {list(per_split)}; do not pass "
+                        "`splits` too."
+                    )
+                splits = per_split
+        data: Any = values
+    else:
+        if isinstance(scores, xr.DataArray):
+            scores = scores.data
+        data = (
+            scores if hasattr(scores, "chunks") and hasattr(scores, "dask") else np.asarray(scores)
+        )
+    dims = (*extra, SPLIT, MODEL)
+    if data.ndim != len(dims):
+        raise CubeError(
+            f"`scores` has {data.ndim} dims but {len(dims)} are expected {dims}; name leading "
+            "dims with `extra_dims`."
+        )
+    if data.dtype != np.float16:
+        problem = dtype_problem(data.dtype, "`scores`", "scores")
+        if problem is not None:
+            raise CubeError(problem)
+    if data.dtype == bool or not np.issubdtype(data.dtype, np.number):
+        raise CubeError(f"`scores` must be real numbers, got dtype {data.dtype}.")
+    if data.dtype not in (np.float32, np.float64):  # ints, float16: exact in float64
+        data = data.astype(np.float64)
+    S, n_models = data.shape[-2:]
+
+    if design is not None:
+        if not isinstance(design, xr.Dataset) or "test" not in design or "train" not in design:
+            raise CubeError("`design` must be a design of cvstats.designs (train/test masks).")
+        pairs = (("n_test", n_test), ("n_train", n_train), ("n", n))
+        given = [k for k, v in pairs if v is not None]
+        if splits is not None:
+            given.append("splits")
+        if given:
+            raise CubeError(
+                f"pass either `design` or {given}, not both: the design gives the split "
+                "coordinates and sizes."
+            )
+        if split_labels is not None:  # a table: put its splits in the design's order
+            design_labels = np.asarray(design[SPLIT].values)
+            unknown = np.setdiff1d(split_labels, design_labels)
+            if unknown.size:
+                raise CubeError(
+                    f"`scores` has split(s) {unknown[:5].tolist()} that the design does not "
+                    f"have (its splits: {design_labels[:5].tolist()}...)."
+                )
+            order = pd.Index(split_labels).get_indexer(design_labels)
+            if (order < 0).any():
+                absent = design_labels[order < 0]
+                raise CubeError(
+                    f"`scores` has no row for the design's split(s) {absent[:5].tolist()}; "
+                    "every split needs a score for every model."
+                )
+            data = np.take(data, order, axis=-2)
+            S = data.shape[-2]
+            design_sizes = {
+                **{c: np.asarray(design[c].values) for c in SPLIT_COORDS},
+                N_TEST: np.asarray(design["test"].sum(EXAMPLE).values),
+            }
+            for col, column in per_split.items():  # the table's split columns: the design's?
+                column = np.asarray(column)[order]
+                differs = column.astype(str) != design_sizes[col].astype(str)
+                if differs.any():
+                    i = int(np.argmax(differs))
+                    raise CubeError(
+                        f"column {col!r} gives split {design_labels[i]} the value "
+                        f"{plain_value(column[i])!r} but the design "
+                        f"{plain_value(design_sizes[col][i])!r}; drop the column (the design "
+                        "gives it) or fix it."
+                    )
+        if design.sizes[SPLIT] != S:
+            raise CubeError(f"`scores` has {S} splits but the design has {design.sizes[SPLIT]}.")
+        table = {c: np.asarray(design[c].values) for c in SPLIT_COORDS}
+        sizes = np.asarray(design["test"].sum(EXAMPLE).values, dtype=np.int64)
+        split_labels = np.asarray(design[SPLIT].values)
+        base_attrs: dict[str, Any] = dict(design.attrs)
+    else:
+        if n_test is None:
+            raise CubeError(
+                "the test-set size of each split is needed (the number of examples its score "
+                "was computed on; the corrected tests use n2/n1): pass `n_test` (an int, or one "
+                "per split), or an 'n_test' column, or `design=` a cvstats design."
+            )
+        sizes = _sizes("n_test", n_test, S)
+        split_map = dict(splits) if splits is not None else {}
+        if n_train is not None:
+            if "n_train" in split_map:
+                raise CubeError("`splits` has `n_train`; do not pass `n_train` as well.")
+            split_map["n_train"] = _sizes("n_train", n_train, S)
+        table = split_table(S, split_map)
+        if split_labels is None:
+            split_labels = np.arange(S, dtype=np.int64)
+        if n is None:
+            n = int((table["n_train"] + sizes).max())
+        if isinstance(n, bool) or not isinstance(n, int | np.integer):
+            raise CubeError(f"`n` must be an int (the number of examples), got {n!r}.")
+        base_attrs = {"design": "user", "n": int(n), "seed": UNKNOWN_SEED}
+    base_attrs.update(attrs or {})
+    base_attrs[GREATER_IS_BETTER] = direction
+    base_attrs[METRIC] = name if metric is None else metric
+
+    if models is None:
+        models = [f"model{i}" for i in range(n_models)]
+    if isinstance(models, str) or len(models) != n_models:
+        raise CubeError(
+            f"`models` must name the {n_models} models of `scores` (a sequence of str), got "
+            f"{models!r}."
+        )
+    coords: dict[str, Any] = {
+        SPLIT: split_labels,
+        MODEL: np.asarray([str(m) for m in models], dtype=object),
+    }
+    coords.update({c: (SPLIT, table[c]) for c in SPLIT_COORDS})
+    coords[N_TEST] = (SPLIT, sizes)
+    coords.update(coords_extra)
+    cube = xr.DataArray(data, dims=dims, coords=coords, name=name, attrs=base_attrs)
+    validate_score(cube)
+    return cube
+
+
+def scores_from_losses(
+    cube: xr.DataArray | xr.Dataset, *, name: str | None = None
+) -> xr.DataArray:
+    """Return the score cube of a loss cube: the split means of its losses.
+
+    The score of a split is its mean test loss ``μ̂_j`` (theory.md §1; Nadeau &
+    Bengio, 2003), computed as :func:`cvstats.inference.blocks.split_means`
+    computes it, so every method that needs split means only gives exactly the
+    same result on the score cube as on the loss cube. ``greater_is_better`` is
+    0 (a loss), ``metric`` is ``"mean <name>"``, and ``n_test`` is read off the
+    NaN pattern of the first model and the first element of the extra dims, as
+    :func:`cvstats.inference.blocks.block_sizes` reads it (validation
+    guarantees it is the same everywhere, but for k-fold test sizes, which may
+    differ by one example between data sets). The split coordinates and the
+    other coordinates not on ``example`` (``in_train`` and ``example_index``
+    are dropped), and the attrs, are kept (``n_examples`` of a compact cube
+    aside).
+
+    Parameters
+    ----------
+    cube : xarray.DataArray or xarray.Dataset
+        A loss cube or contrast cube, dense or compact (a compact Dataset too).
+    name : str, optional
+        Name of the score cube; default the loss cube's (so the same formulas
+        apply to both).
+
+    Returns
+    -------
+    xarray.DataArray
+        The score cube ``(*extra, split, model|contrast)``; dask-backed (lazy)
+        when the cube is.
+
+    Raises
+    ------
+    CubeError
+        If ``cube`` is not a valid loss cube (or is a score cube already).
+
+    Examples
+    --------
+    >>> import numpy as np, cvstats
+    >>> from cvstats.cube import scores_from_losses
+    >>> d = cvstats.designs.resampled(20, 5, J=3, seed=0)
+    >>> cube = cvstats.from_arrays(np.arange(120.0).reshape(3, 20, 2) % 7, design=d)
+    >>> scores = scores_from_losses(cube)
+    >>> scores.dims, scores.n_test.values.tolist(), scores.attrs["greater_is_better"]
+    (('split', 'model'), [5, 5, 5], 0)
+    """
+    if isinstance(cube, xr.Dataset):
+        cube = compact_cube(cube)
+    if is_score(cube):
+        raise CubeError("`cube` is a score cube already; scores_from_losses takes a loss cube.")
+    compact = is_compact(cube)
+    if compact:
+        validate_compact(cube)
+    else:
+        validate_dense(cube)
+    over = SLOT if compact else EXAMPLE
+    with xr.set_options(use_bottleneck=True):  # exactly as split_means reduces a loss cube
+        means = cube.mean(over, skipna=True)
+    means = means.drop_vars(EXAMPLE_INDEX, errors="ignore")
+    if compact:
+        mask = cube[EXAMPLE_INDEX] >= 0
+    else:
+        mask = cube.isel({unit_dim(cube): 0}, drop=True).notnull()
+    first = mask.isel({d: 0 for d in mask.dims if d not in (SPLIT, over)})
+    first = first.drop_vars([c for c in first.coords if c != SPLIT])
+    sizes = np.asarray(first.sum(over).values, dtype=np.int64)
+    out = means.assign_coords({N_TEST: (SPLIT, sizes)})
+    out.name = cube.name if name is None else name
+    out.attrs = {k: v for k, v in cube.attrs.items() if k != N_EXAMPLES}
+    out.attrs[GREATER_IS_BETTER] = 0
+    out.attrs[METRIC] = f"mean {cube.name}"
+    validate_score(out)
+    return out
