@@ -28,8 +28,10 @@ from cvstats.across.rho import fit_r, fit_rho
 from cvstats.cube import compact, from_arrays, from_frame, validate
 from cvstats.cube.compact import compact_cube, from_compact, open_compact, save_compact, to_compact
 from cvstats.cube.formula import contrast_matrix, contrasts, pairwise, parse_formula
+from cvstats.cube.score import from_scores
 from cvstats.cube.storage import open_cube, save
 from cvstats.designs.collect import collect
+from cvstats.designs.cv_results import from_cv_results
 from cvstats.errors import (
     ArgumentError,
     CubeError,
@@ -117,6 +119,8 @@ __all__ = [
     "designs",
     "from_arrays",
     "from_frame",
+    "from_scores",
+    "from_cv_results",
     "open_cube",
     "pairwise",
     "parse_formula",

@@ -40,6 +40,7 @@ __all__ = [
     "OPEN_KWARGS",
     "VARIABLE_ATTR",
     "VERSION_ATTR",
+    "check_chunk_dims",
     "check_chunks",
     "check_source",
     "check_suffix",
@@ -778,17 +779,21 @@ def _names_pickle(meta: object) -> bool:
     return False
 
 
+def check_chunk_dims(chunks: Mapping[Any, Any], dims: list[Any], what: str) -> None:
+    """Refuse a `chunks` mapping naming dims that ``what`` (with ``dims``) does not have."""
+    unknown = [dim for dim in chunks if dim not in dims]
+    if unknown:
+        raise ArgumentError(
+            f"`chunks` names dim(s) {unknown} that {what} does not have; its dims are {dims}."
+        )
+
+
 def chunk_dataset(
     ds: xr.Dataset, chunks: Mapping[str, int | str | None] | int | str, source: Path
 ) -> xr.Dataset:
     """Return `ds` chunked with dask; in a `chunks` mapping, None or 0 means one chunk."""
     if isinstance(chunks, Mapping):
-        unknown = [dim for dim in chunks if dim not in ds.dims]
-        if unknown:
-            raise ArgumentError(
-                f"`chunks` names dim(s) {unknown} that the Dataset in {str(source)!r} does "
-                f"not have; its dims are {sorted(map(str, ds.dims))}."
-            )
+        check_chunk_dims(chunks, sorted(map(str, ds.dims)), f"the Dataset in {str(source)!r}")
         chunks = {dim: -1 if value in (None, 0) else value for dim, value in chunks.items()}
     try:
         return ds.chunk(chunks)

@@ -52,6 +52,7 @@ from cvstats.cube.files import (
     OPEN_KWARGS,
     VARIABLE_ATTR,
     VERSION_ATTR,
+    check_chunk_dims,
     check_chunks,
     check_source,
     check_suffix,
@@ -376,12 +377,7 @@ def _chunk(
     from dask.base import tokenize
 
     if isinstance(chunks, Mapping):
-        unknown = [dim for dim in chunks if dim not in cube.dims]
-        if unknown:
-            raise ArgumentError(
-                f"`chunks` names dim(s) {unknown} that the cube in {str(source)!r} does not "
-                f"have; its dims are {list(cube.dims)}."
-            )
+        check_chunk_dims(chunks, list(cube.dims), f"the cube in {str(source)!r}")
         preferred = cube.encoding.get("preferred_chunks", {})
         sizes = {dim: chunks.get(dim) or preferred.get(dim, -1) for dim in cube.dims}
     else:

@@ -14,8 +14,9 @@ May import the data model (:mod:`cvstats.cube`) and :mod:`cvstats.errors`; nothi
 
 from __future__ import annotations
 
-from cvstats.designs import splits, splitters
+from cvstats.designs import cv_results, splits, splitters
+from cvstats.designs.cv_results import *  # noqa: F403 (from_cv_results)
 from cvstats.designs.splits import *  # noqa: F403 (the designs, listed in splits.__all__)
 from cvstats.designs.splitters import *  # noqa: F403 (from_splitter)
 
-__all__ = [*splits.__all__, *splitters.__all__]
+__all__ = [*splits.__all__, *splitters.__all__, *cv_results.__all__]

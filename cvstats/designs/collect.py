@@ -1,9 +1,11 @@
-"""Fit learners on the splits of a design and collect their per-example test losses.
+"""Fit learners on the splits of a design and collect their test losses and scores.
 
 :func:`collect` is the bridge from scikit-learn (or any ``fit_predict``
-callable) to the loss cube of ``docs/cube-schema.md``: every learner is
-trained on the training set of every split of a design and scored, example by
-example, on that split's test set. The fits run as independent
+callable) to the cubes of ``docs/cube-schema.md``: every learner is trained on
+the training set of every split of a design and evaluated on that split's test
+set, example by example (a loss cube, ``loss=``) and/or as a whole through
+scikit-learn's scorers (a score cube per metric, ``scoring=``), from the same
+fit. The fits run as independent
 ``(split, model)`` tasks through :class:`joblib.Parallel`, so they use any
 joblib backend (processes, threads, or a dask cluster inside
 ``with joblib.parallel_backend("dask"):``), and the result does not depend on
@@ -12,9 +14,11 @@ the backend or the number of jobs.
 
 from __future__ import annotations
 
+import functools
 import numbers
+import warnings
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,12 +28,20 @@ import xarray as xr
 from joblib import Parallel, delayed
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
+from sklearn.metrics import (
+    accuracy_score,
+    check_scoring,
+    get_scorer,
+    get_scorer_names,
+    make_scorer,
+)
 from tqdm import tqdm
 
 from cvstats.cube import from_arrays
-from cvstats.cube.schema import EXAMPLE, SPLIT, UNKNOWN_SEED
+from cvstats.cube.schema import EXAMPLE, MODEL, N_TEST, SPLIT, SPLIT_COORDS, UNKNOWN_SEED
+from cvstats.cube.score import from_scores
 from cvstats.designs.losses import LossFunction, get_loss
-from cvstats.errors import CubeError, CvstatsTypeError, DesignError
+from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, DesignError
 
 __all__ = ["collect"]
 
@@ -45,24 +57,49 @@ class _Learner:
     seed_keys: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class _Scoring:
+    """The scorers asked for, resolved once before the fits."""
+
+    #: The metric names, in order: the names of the score cubes.
+    names: tuple[str, ...]
+    #: name -> the scorer, called as ``scorer(estimator, X_test, y_test)``.
+    scorers: dict[str, Any]
+    #: name -> 1 if a larger score is better, 0 otherwise.
+    directions: dict[str, int]
+    #: name -> the ``metric`` attr (the scorer name, or the scorer's repr).
+    metrics: dict[str, str]
+    #: Whether several metrics were asked for (a list, tuple, set or dict): a Dataset.
+    multi: bool
+    #: scikit-learn's multimetric scorer over ``scorers`` (one prediction per response
+    #: method, shared by the scorers), built with ``check_scoring(..., raise_exc=False)``.
+    call: Any
+
+
 def collect(
     learners: Mapping[str, Any],
     X: Any,
     y: ArrayLike,
     design: xr.Dataset,
     *,
-    loss: str | LossFunction = "zero_one",
+    loss: str | LossFunction | None = None,
+    scoring: Any = None,
+    greater_is_better: bool | Mapping[str, bool] | None = None,
     n_jobs: int | None = None,
     progress: bool = True,
     seed: int | None = None,
     name: str | None = None,
-) -> xr.DataArray:
-    """Fit every learner on every split of a design and collect the test losses.
+) -> xr.DataArray | xr.Dataset | tuple[xr.DataArray, xr.DataArray | xr.Dataset]:
+    """Fit every learner on every split of a design and collect test losses and/or scores.
 
-    For each split of `design` and each learner, the learner is trained on the
-    split's training examples and predicts its test examples; the per-example
-    losses (computed vectorized over the test set) fill a loss cube with NaN
-    off the test sets. Every learner sees exactly the same splits.
+    For each split of `design` and each learner, the learner is trained once on
+    the split's training examples and evaluated on its test examples: the
+    per-example losses (``loss=``, computed vectorized over the test set) fill
+    a loss cube with NaN off the test sets, and the scikit-learn scorers
+    (``scoring=``) give one score per split and model -- a score cube per
+    metric (``docs/cube-schema.md``, "Score cubes"). Every learner sees exactly
+    the same splits, and every (split, learner) is fitted exactly once however
+    many metrics and losses are asked for.
 
     Parameters
     ----------
@@ -74,7 +111,8 @@ def collect(
         ``fit_predict(X_train, y_train, X_test) -> predictions``. With
         ``loss="log"`` estimators are scored through ``predict_proba`` and
         callables must return probabilities of shape ``(n_test, n_classes)``
-        with columns ordered as ``numpy.unique(y)``.
+        with columns ordered as ``numpy.unique(y)``. ``scoring=`` needs
+        estimators (a scorer is called on the fitted estimator).
     X : array-like, sparse matrix or pandas.DataFrame of shape (n, ...)
         The features; rows are taken with ``.iloc`` for a DataFrame and by
         integer indexing otherwise.
@@ -84,9 +122,31 @@ def collect(
         A split design from :mod:`cvstats.designs`: boolean ``train`` and
         ``test`` masks over ``(split, example)`` and attrs ``design``, ``n``,
         ``seed``; ``n`` must be the number of rows of `X` and `y`.
-    loss : {"zero_one", "squared", "absolute", "log"} or callable, default "zero_one"
+    loss : {"zero_one", "squared", "absolute", "log"} or callable, optional
         The per-example loss; see :mod:`cvstats.designs.losses`. A callable
         ``fn(y_true, y_pred)`` must return an array of shape ``(n_test,)``.
+        Default: ``"zero_one"`` when `scoring` is None, no loss cube otherwise.
+    scoring : str, callable, list, tuple, set or dict, optional
+        What scikit-learn's ``scoring=`` takes (``cross_validate``,
+        ``GridSearchCV``): a scorer name (``"roc_auc"``, ``"f1_macro"``,
+        ``"average_precision"``, ``"neg_log_loss"``, ``"r2"``; see
+        :func:`sklearn.metrics.get_scorer_names`), a scorer made by
+        :func:`sklearn.metrics.make_scorer`, a callable
+        ``scorer(estimator, X_test, y_test) -> float``, a list, tuple or set of
+        scorer names, or a dict mapping metric names to any of these. Scorers
+        are resolved with :func:`sklearn.metrics.check_scoring` and evaluated
+        through scikit-learn's multimetric scorer on the fitted estimator and
+        the split's test data (each response method -- ``predict``,
+        ``predict_proba``, ``decision_function`` -- is called once per fit),
+        so a score equals what ``cross_validate`` reports for that split:
+        losses come negated (``"neg_log_loss"``).
+    greater_is_better : bool or mapping of str to bool, optional
+        The direction of the plain callables in `scoring` (those not made by
+        scikit-learn): a bool for every plain callable, or a dict from metric
+        names to bools. Required for them -- a direction is never guessed --
+        and not needed for scorer names and scikit-learn scorer objects, whose
+        values are larger-is-better by scikit-learn's convention (``False``
+        there is an error: it contradicts the scorer).
     n_jobs : int, optional
         Number of parallel jobs for :class:`joblib.Parallel`. None means 1
         unless inside a :func:`joblib.parallel_config` (or
@@ -108,35 +168,53 @@ def collect(
         ``RandomState``) are kept. Callable learners are responsible for
         their own randomness.
     name : str, optional
-        Name of the cube; defaults to the loss name.
+        Name of the loss cube (default the loss name); when only one score
+        cube is returned (one scorer, no loss), its name (default the scorer
+        name, a function's ``__name__``, else ``"score"``). Several metrics are
+        named by the keys of a `scoring` dict.
 
     Returns
     -------
-    xarray.DataArray
-        The loss cube, dims ``(split, example, model)``: float64 losses on
-        each split's test examples and NaN elsewhere, the design's split
-        coordinates, an ``in_train`` coordinate equal to ``design.train``,
-        the design's attrs, plus attrs ``loss`` (the loss name) and
-        ``collect_seed`` (the root seed of the fits).
+    xarray.DataArray, xarray.Dataset or tuple
+        * no `scoring`: the loss cube, dims ``(split, example, model)``: float64
+          losses on each split's test examples and NaN elsewhere, the design's
+          split coordinates, an ``in_train`` coordinate equal to
+          ``design.train``, the design's attrs, plus attrs ``loss`` (the loss
+          name) and ``collect_seed`` (the root seed of the fits);
+        * one scorer (a name or a callable): its score cube, dims ``(split,
+          model)``, named after the metric, with the design's split
+          coordinates, ``n_test``, the design's attrs and ``greater_is_better``,
+          ``metric`` and ``collect_seed``;
+        * several (a list, tuple, set -- in sorted order -- or dict): an
+          ``xarray.Dataset`` with one score-cube variable per metric, in the
+          given order (``scores["roc_auc"]`` is a score cube);
+        * `loss` and `scoring` both given: the tuple ``(loss cube, scores)``,
+          ``scores`` being the score cube or Dataset above, from the same fits.
 
     Raises
     ------
     CvstatsTypeError
-        If `learners`, `X`, `design`, `seed` or `name` has the wrong type,
-        or a learner is neither an estimator nor a callable, or lacks
-        ``predict_proba`` for ``loss="log"``.
+        If `learners`, `X`, `design`, `seed`, `name`, `scoring` or
+        `greater_is_better` has the wrong type, or a learner is neither an
+        estimator nor a callable, lacks ``predict_proba`` for ``loss="log"``,
+        or is a callable while `scoring` is given.
+    ArgumentError
+        If `loss` or a scorer name is unknown, a plain callable's direction is
+        not given, or `greater_is_better` contradicts a scikit-learn scorer.
     DesignError
         If `design` is not a valid design, or does not match the length of
         `X` and `y`.
     CubeError
-        If `loss` names no built-in loss, a learner or loss callable returns
-        the wrong shape, or a loss is not finite.
+        If a learner or loss callable returns the wrong shape, a loss is not
+        finite, or a scorer fails or gives no finite number on a split (e.g.
+        ROC AUC on a test set with one class: use a stratified design); the
+        scorer's error, or its warning, is chained.
 
     Notes
     -----
     The fits run as one task per ``(split, model)`` pair, which balances load
-    well when learners differ in cost; only the test losses of each task are
-    sent back, and the cube is assembled once at the end.
+    well when learners differ in cost; only the test losses and scores of each
+    task are sent back, and the cubes are assembled once at the end.
 
     Examples
     --------
@@ -148,13 +226,25 @@ def collect(
     >>> cube = collect({"tree": DecisionTreeClassifier()}, X, y, design, progress=False)
     >>> cube.sizes["split"], cube.sizes["example"], cube.sizes["model"]
     (5, 150, 1)
+    >>> scores = collect({"tree": DecisionTreeClassifier()}, X, y, design,
+    ...                  scoring=["accuracy", "f1_macro"], progress=False)
+    >>> list(scores.data_vars), dict(scores["accuracy"].sizes)
+    (['accuracy', 'f1_macro'], {'split': 5, 'model': 1})
     """
-    loss_name, loss_fn, needs_proba = get_loss(loss)
     if name is not None and not isinstance(name, str):
         raise CvstatsTypeError(
             f"`name` must be a str or None, got an object of type {type(name).__name__}."
         )
-    checked = _check_learners(learners, needs_proba=needs_proba)
+    if loss is None and scoring is None:
+        loss = "zero_one"
+    want_loss = loss is not None
+    if want_loss:
+        loss_name, loss_fn, needs_proba = get_loss(loss)
+    else:
+        loss_name, loss_fn, needs_proba = "", None, False
+    score_name = name if not want_loss else None
+    scoring_ = _resolve_scoring(scoring, greater_is_better, score_name)
+    checked = _check_learners(learners, needs_proba=needs_proba, scoring=scoring_ is not None)
     train_mask, test_mask, n = _check_design(design)
     X, y = _check_data(X, y, n)
     root = _root_seed(seed, design)
@@ -174,29 +264,60 @@ def collect(
                     seq = np.random.SeedSequence(root, spawn_key=(split_keys[s], model_keys[m]))
                     state = seq.generate_state(len(learner.seed_keys))
                     seeds = dict(zip(learner.seed_keys, state.tolist(), strict=True))
-                yield delayed(_fit_and_loss)(
+                yield delayed(_fit_and_evaluate)(
                     s, labels[s], m, learner, seeds, X, y, train_idx[s], test_idx[s],
-                    loss_name, loss_fn, needs_proba, classes,
+                    loss_name, loss_fn, needs_proba, classes, scoring_,
                 )  # fmt: skip
 
     n_split, n_model = len(test_idx), len(checked)
-    losses = np.full((n_split, n, n_model), np.nan)
+    losses = np.full((n_split, n, n_model), np.nan) if want_loss else None
+    n_metric = len(scoring_.names) if scoring_ is not None else 0
+    scores = np.full((n_split, n_model, n_metric), np.nan)
     parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
     with tqdm(total=n_split * n_model, disable=not progress, desc="collect", unit="fit") as bar:
-        for s, m, values in parallel(tasks()):
-            losses[s, test_idx[s], m] = values
+        for s, m, loss_values, score_values in parallel(tasks()):
+            if losses is not None:
+                losses[s, test_idx[s], m] = loss_values
+            if score_values is not None:
+                scores[s, m] = score_values
             bar.update()
 
-    return from_arrays(
-        losses,
-        design=design,
-        models=[learner.name for learner in checked],
-        name=name or loss_name,
-        attrs={"loss": loss_name, "collect_seed": root},
-    )
+    models = [learner.name for learner in checked]
+    loss_cube = None
+    if losses is not None:
+        loss_cube = from_arrays(
+            losses,
+            design=design,
+            models=models,
+            name=name or loss_name,
+            attrs={"loss": loss_name, "collect_seed": root},
+        )
+    if scoring_ is None:
+        return loss_cube  # type: ignore[return-value]  # a loss is asked when scoring is not
+    cubes = {
+        key: from_scores(
+            scores[:, :, i],
+            design=design,
+            models=models,
+            name=key,
+            metric=scoring_.metrics[key],
+            greater_is_better=bool(scoring_.directions[key]),
+            attrs={"collect_seed": root},
+        )
+        for i, key in enumerate(scoring_.names)
+    }
+    if scoring_.multi:
+        out: xr.DataArray | xr.Dataset = xr.Dataset(
+            cubes, attrs={**design.attrs, "collect_seed": root}
+        )
+    else:
+        out = cubes[scoring_.names[0]]
+    if loss_cube is not None:
+        return loss_cube, out
+    return out
 
 
-def _fit_and_loss(
+def _fit_and_evaluate(
     s: int,
     label: Any,
     m: int,
@@ -207,30 +328,54 @@ def _fit_and_loss(
     train: NDArray[np.intp],
     test: NDArray[np.intp],
     loss_name: str,
-    loss_fn: LossFunction,
+    loss_fn: LossFunction | None,
     needs_proba: bool,
     classes: Any,
-) -> tuple[int, int, NDArray[np.float64]]:
-    """Fit one learner on one split and return its test losses (runs in a worker)."""
+    scoring: _Scoring | None,
+) -> tuple[int, int, NDArray[np.float64] | None, NDArray[np.float64] | None]:
+    """Fit one learner on one split; return its test losses and scores (runs in a worker)."""
     X_train, X_test = _take(X, train), _take(X, test)
     y_train, y_test = y[train], y[test]
-    n_test = test.shape[0]
     where = f"model {learner.name!r} on split {label!r}"
+    pred = None
     try:
         if learner.is_estimator:
             estimator = clone(learner.obj)
             if seeds:
                 estimator.set_params(**seeds)
             estimator.fit(X_train, y_train)
-            if needs_proba:
+            if loss_fn is not None and needs_proba:
                 pred = _align_proba(estimator.predict_proba(X_test), estimator.classes_, classes)
-            else:
+            elif loss_fn is not None:
                 pred = estimator.predict(X_test)
         else:
+            estimator = None
             pred = learner.obj(X_train, y_train, X_test)
     except Exception as e:
         e.add_note(f"cvstats.collect: raised while fitting/predicting {where}.")
         raise
+    losses = None
+    if loss_fn is not None:
+        losses = _losses(pred, y_test, learner, label, loss_name, loss_fn, needs_proba, classes)
+    scores = None
+    if scoring is not None:
+        scores = _scores(scoring, estimator, X_test, y_test, learner.name, label)
+    return s, m, losses, scores
+
+
+def _losses(
+    pred: Any,
+    y_test: NDArray,
+    learner: _Learner,
+    label: Any,
+    loss_name: str,
+    loss_fn: LossFunction,
+    needs_proba: bool,
+    classes: Any,
+) -> NDArray[np.float64]:
+    """Check a learner's test predictions and return its per-example test losses."""
+    n_test = y_test.shape[0]
+    where = f"model {learner.name!r} on split {label!r}"
     pred = np.asarray(pred)
     if needs_proba:
         expected: tuple[int, ...] = (n_test, classes.shape[0])
@@ -267,7 +412,283 @@ def _fit_and_loss(
             f"loss {loss_name!r} is NaN or infinite on {bad} test example(s) for {where}; "
             "check the learner's predictions (a loss cube holds finite losses on test sets)."
         )
-    return s, m, values
+    return values
+
+
+# --------------------------------------------------------------------------
+# scoring
+# --------------------------------------------------------------------------
+
+#: The forms `scoring` takes, for messages.
+_SCORING_FORMS = (
+    "`scoring` takes what scikit-learn's scoring= takes: a scorer name (e.g. 'roc_auc'; "
+    "sklearn.metrics.get_scorer_names() lists them), a scorer from "
+    "sklearn.metrics.make_scorer, a callable scorer(estimator, X, y) -> float, a list, tuple "
+    "or set of scorer names, or a dict mapping metric names to any of these"
+)
+
+#: Names a score cube cannot take: its dims and coordinates.
+_RESERVED = frozenset({SPLIT, MODEL, EXAMPLE, N_TEST, *SPLIT_COORDS})
+
+
+@functools.cache
+def _scorer_types() -> tuple[type, ...]:
+    """Return the classes of scikit-learn's scorer objects, found through public functions.
+
+    Every scorer :func:`sklearn.metrics.get_scorer` returns for a name and every
+    :func:`sklearn.metrics.make_scorer` object returns ``sign * metric``, so a
+    larger value is better whatever ``greater_is_better`` was given to
+    ``make_scorer`` (scikit-learn user guide, "The scoring parameter": "all
+    scorer objects follow the convention that higher return values are better").
+    """
+    found = {type(get_scorer(n)) for n in get_scorer_names()}
+    found.add(type(make_scorer(accuracy_score)))
+    return tuple(sorted(found, key=lambda t: t.__qualname__))
+
+
+def _callable_name(fn: Any) -> str | None:
+    """Return a function's ``__name__`` if it is an identifier (not ``<lambda>``), else None."""
+    name = getattr(fn, "__name__", None)
+    return name if isinstance(name, str) and name.isidentifier() else None
+
+
+def _check_metric_name(key: str) -> None:
+    if not key.strip():
+        raise ArgumentError(
+            f"metric name {key!r} is empty; a score cube is named after its metric (the left "
+            "side of formulas, 'roc_auc ~ model'): use a non-empty name."
+        )
+    if key in _RESERVED:
+        raise ArgumentError(
+            f"metric name {key!r} is the name of a dim or coordinate of a score cube "
+            f"({sorted(_RESERVED)}); name the metric otherwise, e.g. with a dict "
+            "{'my_metric': scorer} (or name= for one scorer)."
+        )
+
+
+def _resolve_scoring(scoring: Any, greater_is_better: Any, name: str | None) -> _Scoring | None:
+    """Resolve `scoring` to scikit-learn scorers and their directions (before any fit)."""
+    if scoring is None:
+        if greater_is_better is not None:
+            raise ArgumentError(
+                "`greater_is_better` gives the direction of the plain callables in `scoring`, "
+                "but no `scoring` was given; drop it, or pass scoring=..."
+            )
+        return None
+    entries: dict[str, Any]
+    if isinstance(scoring, str) or (callable(scoring) and not isinstance(scoring, Mapping)):
+        multi = False
+        key = name if name is not None else scoring if isinstance(scoring, str) else None
+        if key is None and not isinstance(scoring, _scorer_types()):
+            key = _callable_name(scoring)
+        entries = {key or "score": scoring}
+    elif isinstance(scoring, Mapping):
+        multi = True
+        bad = [k for k in scoring if not isinstance(k, str)]
+        if bad:
+            raise CvstatsTypeError(
+                f"the keys of a `scoring` dict are metric names (str), got {bad[0]!r} of type "
+                f"{type(bad[0]).__name__}."
+            )
+        entries = dict(scoring)
+    elif isinstance(scoring, list | tuple | Set):
+        multi = True
+        bad = [v for v in scoring if not isinstance(v, str)]
+        if bad:
+            raise CvstatsTypeError(
+                "a list, tuple or set of scorers holds scorer names only (scikit-learn's "
+                f"rule), got {bad[0]!r}; pass callables in a dict, e.g. "
+                "scoring={'roc_auc': 'roc_auc', 'mine': my_scorer}."
+            )
+        items = sorted(scoring) if isinstance(scoring, Set) else list(scoring)
+        if len(set(items)) != len(items):
+            dup = sorted({v for v in items if items.count(v) > 1})
+            raise ArgumentError(f"`scoring` names the scorer(s) {dup} more than once.")
+        entries = {v: v for v in items}
+    else:
+        raise CvstatsTypeError(
+            f"{_SCORING_FORMS}; got an object of type {type(scoring).__name__}."
+        )
+    if not entries:
+        raise ArgumentError(f"`scoring` is empty; {_SCORING_FORMS}.")
+    if multi and name is not None:
+        raise ArgumentError(
+            "`name` names the one cube collect returns, but `scoring` asks for several metrics "
+            "(a Dataset of score cubes, one per metric); name the metrics with the keys of a "
+            "`scoring` dict instead, e.g. scoring={'auc': 'roc_auc', 'ap': 'average_precision'}."
+        )
+
+    scorers: dict[str, Any] = {}
+    directions: dict[str, int] = {}
+    metrics: dict[str, str] = {}
+    plain: list[str] = []
+    for key, value in entries.items():
+        _check_metric_name(key)
+        if isinstance(value, str):
+            try:
+                scorers[key] = get_scorer(value)
+            except ValueError as e:
+                raise ArgumentError(
+                    f"{value!r} is not a scikit-learn scorer name; sklearn.metrics."
+                    "get_scorer_names() lists them (e.g. 'roc_auc', 'f1_macro', "
+                    "'average_precision', 'neg_log_loss', 'r2')."
+                ) from e
+            directions[key] = 1  # scikit-learn's names: larger is better ('neg_' for losses)
+            metrics[key] = value
+        elif callable(value):
+            try:
+                scorers[key] = check_scoring(scoring=value)
+            except (ValueError, TypeError) as e:
+                raise ArgumentError(
+                    f"scorer {key!r} is not a scorer: {e} A scorer is called as "
+                    "scorer(estimator, X_test, y_test); turn a metric fn(y_true, y_pred) into "
+                    "one with sklearn.metrics.make_scorer(fn, greater_is_better=...)."
+                ) from e
+            if isinstance(value, _scorer_types()):
+                directions[key] = 1
+                metrics[key] = repr(value)
+            else:
+                plain.append(key)
+                metrics[key] = _callable_name(value) or key
+        else:
+            raise CvstatsTypeError(
+                f"scorer {key!r} must be a scorer name or a callable scorer(estimator, X, y), "
+                f"got an object of type {type(value).__name__}; {_SCORING_FORMS}."
+            )
+    directions.update(_plain_directions(greater_is_better, plain, list(entries)))
+    call = check_scoring(scoring=scorers, raise_exc=False)
+    return _Scoring(tuple(entries), scorers, directions, metrics, multi, call)
+
+
+def _plain_directions(given: Any, plain: list[str], keys: list[str]) -> dict[str, int]:
+    """Return the directions of the plain callables, from `greater_is_better` (never guessed)."""
+    contradiction = (
+        "scikit-learn's scorers (names and make_scorer objects) return values where larger is "
+        "better -- losses come negated, as 'neg_log_loss' or make_scorer(log_loss, "
+        "greater_is_better=False) -- so greater_is_better=False contradicts them"
+    )
+    per: dict[str, bool] = {}
+    if given is None:
+        pass
+    elif isinstance(given, bool | np.bool_):
+        if not plain and not given:
+            raise ArgumentError(
+                f"greater_is_better=False, but {contradiction}. Drop greater_is_better (it is "
+                "for plain callables), or collect the loss itself as a loss cube with loss=."
+            )
+        per = {k: bool(given) for k in plain}
+    elif isinstance(given, Mapping):
+        unknown = [k for k in given if k not in keys]
+        if unknown:
+            raise ArgumentError(
+                f"`greater_is_better` names the metric(s) {unknown}, which `scoring` does not "
+                f"have (its metrics: {keys})."
+            )
+        for k, v in given.items():
+            if not isinstance(v, bool | np.bool_):
+                raise CvstatsTypeError(
+                    f"greater_is_better[{k!r}] must be True or False, got {v!r}."
+                )
+            if k not in plain and not v:
+                raise ArgumentError(f"greater_is_better[{k!r}] is False, but {contradiction}.")
+        per = {k: bool(given[k]) for k in plain if k in given}
+    else:
+        raise CvstatsTypeError(
+            "`greater_is_better` must be True, False or a dict from metric names to bools, got "
+            f"an object of type {type(given).__name__}."
+        )
+    missing = [k for k in plain if k not in per]
+    if missing:
+        raise ArgumentError(
+            f"the direction of the plain callable scorer(s) {missing} is unknown, and cvstats "
+            "does not guess it: it decides which way a difference of models points. Pass "
+            "greater_is_better=True if a larger value is better (an accuracy, a ROC AUC; "
+            "scikit-learn's convention for scorers) or False if it is a loss or an error (or "
+            "a dict, e.g. greater_is_better={" + repr(missing[0]) + ": False}), or build the "
+            "scorer with sklearn.metrics.make_scorer(metric, greater_is_better=...)."
+        )
+    return {k: int(v) for k, v in per.items()}
+
+
+def _number(value: Any) -> float | None:
+    """Return a scorer's value as a float, or None if it is not one real number."""
+    if isinstance(value, bool | np.bool_):
+        return None
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        return float(value)
+    return None
+
+
+def _scores(
+    scoring: _Scoring, estimator: Any, X_test: Any, y_test: NDArray, model: str, label: Any
+) -> NDArray[np.float64]:
+    """Evaluate every scorer on one fitted estimator and test set (runs in a worker)."""
+    results = scoring.call(estimator, X_test, y_test)
+    out = np.empty(len(scoring.names))
+    for i, key in enumerate(scoring.names):
+        value = results.get(key) if isinstance(results, Mapping) else None
+        number = _number(value)
+        if number is None or not np.isfinite(number):
+            _score_failure(scoring, key, value, estimator, X_test, y_test, model, label)
+        out[i] = number
+    return out
+
+
+def _score_failure(
+    scoring: _Scoring,
+    key: str,
+    value: Any,
+    estimator: Any,
+    X_test: Any,
+    y_test: NDArray,
+    model: str,
+    label: Any,
+) -> None:
+    """Raise a CubeError for a scorer that failed on one split, its error or warning chained.
+
+    The multimetric scorer returns a failing scorer's traceback as text; the scorer
+    is run again alone to get its exception (or the warning that came with a NaN).
+    """
+    cause: BaseException | None = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            again = scoring.scorers[key](estimator, X_test, y_test)
+        except Exception as e:
+            cause = e
+        else:
+            if caught:
+                cause = caught[-1].message  # type: ignore[assignment]
+    if cause is not None and not isinstance(cause, Warning):
+        detail = f"it raised {type(cause).__name__}: {cause}"
+    elif _number(again) is None:
+        detail = f"it returned {type(again).__name__} {str(again)[:80]!r}, not one number"
+        if isinstance(again, Mapping):
+            detail += " (for several metrics pass a dict of scorers)"
+    elif not np.isfinite(_number(again)):  # type: ignore[arg-type]
+        detail = f"it returned {again}"
+        if cause is not None:
+            detail += f" with {type(cause).__name__}: {cause}"
+    else:  # failed in the multimetric call only
+        text = value.strip().splitlines()[-1] if isinstance(value, str) else repr(value)
+        detail = f"it failed: {text}"
+    try:
+        k: Any = np.unique(y_test).size
+    except TypeError:
+        k = "several"
+    raise CubeError(
+        f"scorer {key!r} failed for model {model!r} on split {label!r}: {detail.rstrip('.')}. "
+        f"A score is computed on a split's whole test set (here {y_test.shape[0]} examples "
+        f"with {k} distinct target value(s)), and a score cube holds a finite score for every "
+        "split and model, so none is left NaN. If a test set lacks a class the metric needs "
+        "(ROC AUC, average precision, log loss), use a stratified design, e.g. "
+        "cvstats.designs.kfold(len(y), K, stratify=y, seed=0) or "
+        "cvstats.designs.from_splitter(StratifiedKFold(...), X, y), or larger test sets; if "
+        "the model lacks the response the scorer uses (predict_proba, decision_function), "
+        "choose another model or scorer."
+    ) from cause
 
 
 def _take(X: Any, idx: NDArray[np.intp]) -> Any:
@@ -296,7 +717,7 @@ def _align_proba(proba: ArrayLike, fitted: ArrayLike, classes: NDArray) -> NDArr
     return full
 
 
-def _check_learners(learners: Any, *, needs_proba: bool) -> list[_Learner]:
+def _check_learners(learners: Any, *, needs_proba: bool, scoring: bool = False) -> list[_Learner]:
     """Validate `learners` and record how to run each one."""
     if not isinstance(learners, Mapping):
         raise CvstatsTypeError(
@@ -345,6 +766,12 @@ def _check_learners(learners: Any, *, needs_proba: bool) -> list[_Learner]:
             )
             out.append(_Learner(key, obj, True, seed_keys))
         elif callable(obj):
+            if scoring:
+                raise CvstatsTypeError(
+                    f"learner {key!r} is a fit_predict callable, but `scoring` calls its scorers "
+                    "on a fitted scikit-learn estimator; wrap the model as an estimator (with "
+                    "fit, predict and get_params), or collect a loss cube with loss= only."
+                )
             out.append(_Learner(key, obj, False, ()))
         else:
             raise CvstatsTypeError(

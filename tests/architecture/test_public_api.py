@@ -10,6 +10,7 @@ import cvstats
 
 #: ``cvstats.__all__`` as of the layout of docs/architecture.md (0.1.0). A name is
 #: added here only together with its documentation; none is ever removed silently.
+#: Added since: ``from_scores``, ``from_cv_results`` (score cubes, issue 14).
 FROZEN = (
     "ArgumentError",
     "BayesianResult",
@@ -57,6 +58,8 @@ FROZEN = (
     "from_arrays",
     "from_compact",
     "from_frame",
+    "from_scores",
+    "from_cv_results",
     "holdout_t",
     "kfold_moments",
     "kfold_statistics",
