@@ -14,12 +14,13 @@ import pandas as pd
 import xarray as xr
 from numpy.typing import ArrayLike
 
-from cvstats.cube.dense import dtype_problem, plain_value, split_table
+from cvstats.cube.dense import dtype_problem, one_size_splits, plain_value, split_table
 from cvstats.cube.schema import (
     CORE_DIMS,
     EXAMPLE,
     IN_TRAIN,
     MODEL,
+    N_TEST,
     SPLIT,
     SPLIT_COORDS,
     UNKNOWN_SEED,
@@ -28,6 +29,31 @@ from cvstats.cube.validation import validate
 from cvstats.errors import CubeError
 
 __all__ = ["from_arrays", "from_frame"]
+
+
+def _state_test_sizes(cube: xr.DataArray, tested: Any) -> xr.DataArray:
+    """Add the ``n_test`` coordinate when the splits of a block differ in test size.
+
+    ``tested`` is the test mask, ``(split, example)`` or ``(*extra, split, example)``
+    (numpy or dask). A block other than the k-fold main block and ``"nested"``
+    may hold splits of different test sizes only when the cube states them
+    (``docs/cube-schema.md``); the builders know the test sets, so they state
+    them. Nothing is added when the sizes agree (the cube is as before), or when
+    a split's size differs between elements of the extra dims (one size per
+    split cannot say it: validation then refuses the block, naming the fix).
+    """
+    if 0 in cube.shape:  # an empty dim: validation says so
+        return cube
+    counts = np.asarray(tested.sum(axis=-1)).reshape(-1, cube.sizes[SPLIT])  # (rows, split)
+    block = np.asarray(cube["block"].values)
+    one_size = one_size_splits(block, cube["fold"].values)
+    differ = any(
+        np.unique(counts[:, (block == kind) & one_size]).size > 1
+        for kind in np.unique(block[one_size])
+    )
+    if not differ or (counts != counts[:1]).any():
+        return cube
+    return cube.assign_coords({N_TEST: (SPLIT, counts[0].astype(np.int64))})
 
 
 def from_arrays(
@@ -90,7 +116,10 @@ def from_arrays(
     Returns
     -------
     xarray.DataArray
-        A cube that passes :func:`validate`.
+        A cube that passes :func:`validate`. When the splits of a block (other
+        than a k-fold main block) differ in test size — a 2-fold split of an
+        odd ``n``, groups of unequal size — the cube states each split's test
+        size in an int coordinate ``n_test`` on ``split`` (``docs/cube-schema.md``).
 
     Raises
     ------
@@ -203,6 +232,10 @@ def from_arrays(
     cube = xr.DataArray(data, dims=dims, coords=coords, name=name, attrs=base_attrs)
     if in_train is not None:
         cube = cube.assign_coords({IN_TRAIN: ((SPLIT, EXAMPLE), in_train.values)})
+    if mask is not None:
+        cube = _state_test_sizes(cube, mask)
+    elif n_models:
+        cube = _state_test_sizes(cube, ~np.isnan(data[..., 0]))
     validate(cube)
     return cube
 
@@ -291,6 +324,9 @@ def from_frame(
     xarray.DataArray
         A cube that passes :func:`validate`; splits, examples and models keep
         their order of first appearance; NaN where a (split, example) has no row.
+        When the splits of a block (other than a k-fold main block) differ in
+        test size, the cube states each split's test size in an int coordinate
+        ``n_test`` on ``split`` (as :func:`from_arrays` does).
 
     Raises
     ------
@@ -412,5 +448,6 @@ def from_frame(
         name=loss if name is None else name,
         attrs=base_attrs,
     )
+    cube = _state_test_sizes(cube, ~np.isnan(values[..., 0]))  # every dim holds a row
     validate(cube)
     return cube

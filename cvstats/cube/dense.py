@@ -23,6 +23,7 @@ from cvstats.cube.schema import (
     IN_TRAIN,
     INT_SPLIT_COORDS,
     MODEL,
+    N_TEST,
     REQUIRED_ATTRS,
     SPLIT,
     SPLIT_COORDS,
@@ -45,9 +46,22 @@ __all__ = [
     "dtype_problem",
     "plain_value",
     "split_table",
+    "stated_test_sizes",
+    "one_size_splits",
+    "UNEQUAL_SIZES_FIX",
 ]
 
 FIX_BUILD = "Build cubes with cvstats.from_arrays, cvstats.from_frame or cvstats.designs.collect."
+
+#: How to state unequal test sizes in a block of a loss cube, for messages.
+UNEQUAL_SIZES_FIX = (
+    "If the design's test sets do differ in size (a 2-fold split of an odd n, groups of "
+    "unequal size, a PredefinedSplit), state each split's test size: build the cube with "
+    "cvstats.from_arrays or cvstats.from_frame, which record them in the `n_test` coordinate, "
+    "or add it with cube.assign_coords(n_test=('split', sizes)). Otherwise a test loss was "
+    "lost (NaN in every model): fill it, or drop the example from the split's test set in the "
+    "design."
+)
 
 
 def unit_dim(cube: xr.DataArray) -> str:
@@ -395,6 +409,43 @@ def check_split_coords(cube: xr.DataArray) -> None:
             )
 
 
+def one_size_splits(block: np.ndarray, fold: np.ndarray) -> np.ndarray:
+    """Mark the splits whose block has one test size ``n2`` unless the cube states the sizes.
+
+    Every block but the k-fold main block (whose folds differ when ``K`` does not
+    divide ``n``; its partition check guards its test sets) and ``"nested"``
+    (two folds of a repeat, checked against them). ``block`` and ``fold`` are the
+    split coordinates' values.
+    """
+    block = np.asarray(block)
+    return (block != "nested") & ~((block == "main") & (np.asarray(fold) >= 0))
+
+
+def stated_test_sizes(cube: xr.DataArray) -> np.ndarray | None:
+    """Return the ``n_test`` coordinate of a loss cube (its stated test sizes), or None.
+
+    A loss cube reads its test sizes off its NaN pattern; it may also state them,
+    one int per split, which lets the splits of a block differ in size (the
+    NaN pattern must then agree with them in every element of the extra dims:
+    :func:`validate_dense` checks it). :func:`cvstats.from_arrays` and
+    :func:`cvstats.from_frame` add the coordinate when a block's sizes differ.
+    """
+    if N_TEST not in cube.coords:
+        return None
+    coord = cube[N_TEST]
+    if coord.dims != (SPLIT,):
+        raise CubeError(
+            f"coordinate `{N_TEST}` must lie on the `split` dim alone (one test size per "
+            f"split), got dims {coord.dims}."
+        )
+    if not np.issubdtype(coord.dtype, np.integer):
+        raise CubeError(
+            f"coordinate `{N_TEST}` must hold ints (numbers of test examples), got dtype "
+            f"{coord.dtype}; convert with cube.assign_coords(n_test=cube.n_test.astype(int))."
+        )
+    return np.asarray(coord.values)
+
+
 def check_attrs(cube: xr.DataArray) -> None:
     """Check the required attrs (``design``, ``n``, ``seed``) and their types."""
     missing = [a for a in REQUIRED_ATTRS if a not in cube.attrs]
@@ -432,7 +483,7 @@ def _check_values(cube: xr.DataArray) -> None:
         "inf_split": np.isinf(cube).any([EXAMPLE, unit]),
         "n_inf": np.isinf(cube).sum(),
         "pattern_bad": pattern_bad,
-        "n_test": tested.sum(EXAMPLE),
+        "n_tested": tested.sum(EXAMPLE),
     }
     in_train = cube.coords.get(IN_TRAIN)
     if in_train is not None:
@@ -479,7 +530,7 @@ def _check_values(cube: xr.DataArray) -> None:
             "on the same examples of every split. Fill the missing losses or drop the example "
             "from the split for every model."
         )
-    n_test = ds["n_test"].transpose(..., SPLIT).values.reshape(-1, len(splits))
+    n_test = ds["n_tested"].transpose(..., SPLIT).values.reshape(-1, len(splits))
     if (n_test == 0).any():
         i = int(np.argmax((n_test == 0).any(axis=0)))
         raise CubeError(
@@ -502,6 +553,19 @@ def _check_values(cube: xr.DataArray) -> None:
                 f"split {splits[i]} has n_train = {cube['n_train'].values[i]} but `{IN_TRAIN}` "
                 f"marks {count[:, i].min()} training examples; make them agree."
             )
+    stated = stated_test_sizes(cube)
+    if stated is not None:
+        differs = ds["n_tested"] != xr.DataArray(stated, dims=SPLIT)
+        if bool(differs.any()):
+            first = tuple(np.argwhere(differs.values)[0])  # (*extra, split)
+            counted, i = ds["n_tested"].values[first], int(first[-1])
+            raise CubeError(
+                f"split {splits[i]} tests {int(counted)} example(s) (losses not NaN, at "
+                f"{_where(cube, differs.values, differs.dims)}) but its `{N_TEST}` coordinate "
+                f"states {int(stated[i])}: a test loss was lost (NaN in every model), or "
+                f"`{N_TEST}` is wrong. Fill the loss, or fix `{N_TEST}` (cvstats.from_arrays "
+                "and cvstats.from_frame set it from the test sets)."
+            )
     n = int(cube.attrs["n"])
     total = n_test + cube["n_train"].values
     if (total > n).any():
@@ -510,23 +574,24 @@ def _check_values(cube: xr.DataArray) -> None:
             f"split {splits[i]} has n_train + n_test = {total[:, i].max()} > n = {n}; fix "
             "`n_train` or the attr `n`."
         )
+    one_size = one_size_splits(block, cube["fold"].values)
     for kind in BLOCKS:
-        sel = block == kind
-        if kind == "main":
-            sel &= ~main_kfold
-        if kind == "nested":
-            continue  # |fold a| + |fold b|: checked against the main folds below
+        # k-fold main splits (folds differ when K does not divide n) and 'nested' splits
+        # (|fold a| + |fold b|) are checked against the folds below
+        sel = (block == kind) & one_size
         if not sel.any():
             continue
         sizes = np.unique(n_test[:, sel])
-        if sizes.size > 1:
+        if sizes.size > 1 and stated is None:
+            # unstated sizes must agree: a test loss lost in every model shows as a split
+            # one example short, which nothing else would notice
             i = int(np.flatnonzero(sel)[np.argmax((n_test[:, sel] != sizes[0]).any(axis=0))])
             raise CubeError(
                 f"block {kind!r} has splits with different test sizes {sizes.tolist()} (split "
-                f"{splits[i]} has {n_test[:, i].tolist()[:5]}); the design needs the same n2 in "
-                "every split of a block."
+                f"{splits[i]} has {n_test[:, i].tolist()[:5]}), and the cube does not state "
+                f"its test sizes (no `{N_TEST}` coordinate). {UNEQUAL_SIZES_FIX}"
             )
-        if kind == "half" and (n_test[:, sel][0, 0] + cube["n_train"].values[sel] > n // 2).any():
+        if kind == "half" and (n_test[:, sel] + cube["n_train"].values[sel] > n // 2).any():
             raise CubeError(
                 f"block 'half' has n_train + n_test above floor(n/2) = {n // 2}; inner splits "
                 "must fit inside a half of the data."
@@ -599,7 +664,9 @@ def validate_dense(cube: xr.DataArray) -> None:
     labels, the split coordinates and their per-block rules, the attrs,
     finiteness, the NaN pattern (the same for every model; disjoint from
     ``in_train`` when present), test sizes per block (the same ``n2`` in
-    every split of a block and every element of the extra dims), k-fold
+    every split of a block and every element of the extra dims, unless the
+    cube states its test sizes in an ``n_test`` coordinate, which the NaN
+    pattern must then match in every element of the extra dims), k-fold
     partitions and disjoint halves. A dask-backed
     cube is reduced in a single pass. :func:`cvstats.validate` dispatches here
     for a dense cube (dim ``example``).

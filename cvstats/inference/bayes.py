@@ -17,7 +17,14 @@ import xarray as xr
 
 from cvstats.cube.apply import apply_kernel
 from cvstats.errors import DesignError
-from cvstats.inference.blocks import J_DIM, block_sizes, kfold_layout, main_means, split_means
+from cvstats.inference.blocks import (
+    J_DIM,
+    block_sizes,
+    kfold_layout,
+    main_means,
+    split_means,
+    unequal_sizes_error,
+)
 from cvstats.inference.common import check_options
 from cvstats.inference.registry import METHODS
 from cvstats.kernels import bayes as kb
@@ -33,6 +40,13 @@ def design_rho(cube: xr.DataArray, method: str = "the Bayesian correlated t") ->
         K, _ = kfold_layout(cube, method)
         return 1.0 / K
     sizes = block_sizes(cube, "main", method)
+    if not sizes.equal:
+        raise unequal_sizes_error(
+            sizes,
+            method,
+            fix="Pass `rho=` (e.g. rho={n2}/({n1} + {n2}) from the medians), or draw splits "
+            "of one test size.",
+        )
     return sizes.n2 / (sizes.n1 + sizes.n2)
 
 

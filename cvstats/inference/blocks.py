@@ -12,6 +12,12 @@ provides a missing block.
 A score cube (:mod:`cvstats.cube.score`) holds one value per split already: its
 scores are the split means, taken as they are, and its test sizes are its
 ``n_test`` coordinate.
+
+The splits of a block may differ in test size (``docs/cube-schema.md``, "Unequal
+test sizes"). :func:`block_sizes` says whether a block has one size
+(``BlockSizes.equal``), in one place for every method: the methods whose formula
+uses one ``n1`` and one ``n2`` call :func:`check_one_size`, which refuses a block
+without one unless the caller states ``n1`` and ``n2``.
 """
 
 from __future__ import annotations
@@ -39,6 +45,9 @@ __all__ = [
     "replicate_means",
     "five_by_two_means",
     "block_sizes",
+    "check_one_size",
+    "unequal_sizes_error",
+    "SIZES_FIX",
     "kfold_layout",
 ]
 
@@ -191,35 +200,126 @@ def five_by_two_means(means: xr.DataArray, method: str) -> xr.DataArray:
 
 @dataclass(frozen=True)
 class BlockSizes:
-    """Training and test sizes of a block: ``n1`` (``n_train``) and ``n2`` (test count)."""
+    """Training and test sizes of a block: ``n1`` (``n_train``) and ``n2`` (test count).
+
+    ``n1`` and ``n2`` are the medians over the block's splits (its one size when
+    the splits agree). ``equal`` says whether the block has one test size ``n2``
+    — for a k-fold main block, up to the rounding of ``n`` into ``K`` folds
+    (folds differing by one example at most) — and ``n2_min``, ``n2_max`` give
+    the range. Methods whose formula uses one ``n1`` and one ``n2`` (the
+    Nadeau–Bengio corrections, ``ρ0 = n2/n``) read ``equal`` and refuse a block
+    without one size unless the caller states the sizes (:func:`check_one_size`);
+    the others use the sizes for reporting only.
+    """
 
     n1: int
     n2: int
     n_splits: int
+    equal: bool
+    n2_min: int
+    n2_max: int
+    block: str
+    kfold: bool
 
 
 def block_sizes(cube: xr.DataArray, block: str, method: str) -> BlockSizes:
-    """``n1``, ``n2`` and the number of splits of a block.
+    """``n1``, ``n2`` (medians), the number of splits and whether ``n2`` is one size.
 
-    ``n2`` is read off the NaN pattern of the block's first split (validation
-    guarantees it is the same in every split of the block and every element
-    of the extra dims; for a k-fold main block, whose folds may differ by one
-    example, ``n1`` and ``n2`` are the medians over folds). For a compact cube
-    it is the number of non-padding slots (``example_index >= 0``); for a score
-    cube (:mod:`cvstats.cube.score`), its ``n_test`` coordinate.
+    The test sizes are read off the NaN pattern of the first element of the
+    extra dims (validation guarantees that every element agrees, but for a
+    k-fold main block, whose fold sizes may differ between data sets): its
+    non-NaN count per split for a dense cube, its non-padding slots
+    (``example_index >= 0``) for a compact cube, and the ``n_test`` coordinate
+    for a score cube (:mod:`cvstats.cube.score`) or a loss cube that states its
+    sizes (which validation checks against the NaN pattern everywhere).
+
+    The splits of a block may differ in test size (a 2-fold split of an odd
+    ``n``, groups of unequal size; ``docs/cube-schema.md``): ``equal`` is False
+    then (for a k-fold main block, only when folds differ by more than one
+    example), and ``n1``, ``n2`` are the medians.
     """
     pos = block_positions(cube, block, method)
     n1 = cube["n_train"].values[pos]
-    if is_score(cube):  # no NaN pattern: the test sizes are a coordinate
+    if is_score(cube) or (N_TEST in cube.coords and EXAMPLE in cube.dims):
+        # no NaN pattern, or sizes stated: the test sizes are a coordinate
         n2 = np.asarray(cube[N_TEST].values)[pos]
-        return BlockSizes(int(np.median(n1)), int(np.median(n2)), int(pos.size))
-    if SLOT in cube.dims:  # compact cube: the test examples are the non-padding slots
-        mask, over = cube[EXAMPLE_INDEX].isel({SPLIT: pos}) >= 0, SLOT
     else:
-        mask, over = in_test(cube.isel({SPLIT: pos})), EXAMPLE
-    first = mask.isel({d: 0 for d in mask.dims if d not in (SPLIT, over)})
-    n2 = np.asarray(first.sum(over).values)
-    return BlockSizes(int(np.median(n1)), int(np.median(n2)), int(pos.size))
+        if SLOT in cube.dims:  # compact cube: the test examples are the non-padding slots
+            mask, over = cube[EXAMPLE_INDEX].isel({SPLIT: pos}) >= 0, SLOT
+        else:
+            mask, over = in_test(cube.isel({SPLIT: pos})), EXAMPLE
+        first = mask.isel({d: 0 for d in mask.dims if d not in (SPLIT, over)})
+        n2 = np.asarray(first.sum(over).values)
+    kfold = block == "main" and bool((np.asarray(cube["fold"].values)[pos] >= 0).all())
+    spread = int(n2.max() - n2.min())
+    return BlockSizes(
+        n1=int(np.median(n1)),
+        n2=int(np.median(n2)),
+        n_splits=int(pos.size),
+        equal=spread <= (1 if kfold else 0),
+        n2_min=int(n2.min()),
+        n2_max=int(n2.max()),
+        block=block,
+        kfold=kfold,
+    )
+
+
+#: The fix for a method that needs one test size, when the caller can state the sizes.
+SIZES_FIX = (
+    "Pass `n1=` and `n2=` to state the training and test sizes the correction should use "
+    "(e.g. n1={n1}, n2={n2}, the block's medians), or draw splits of one test size."
+)
+
+
+def unequal_sizes_error(sizes: BlockSizes, method: str, fix: str = SIZES_FIX) -> DesignError:
+    """Return the error of a method whose formula needs one ``n2``, on a block without one.
+
+    ``fix`` (a sentence) may name ``{n1}`` and ``{n2}`` (the block's medians).
+    """
+    what = (
+        f"its folds test {sizes.n2_min} to {sizes.n2_max} examples, more than the one-example "
+        "difference of splitting n into K folds"
+        if sizes.kfold
+        else f"its splits test {sizes.n2_min} to {sizes.n2_max} examples"
+    )
+    free = "kfold_t (one repeat)" if sizes.kfold else "resampled_t and bootstrap_t"
+    return DesignError(
+        f"{method} needs one test size n2 in the {sizes.block!r} block, but {what}: its "
+        "formula uses the sizes (the Nadeau–Bengio correction, ρ0 = n2/n and n2/n1, assumes "
+        f"one n1 and one n2 for every split). {fix.format(n1=sizes.n1, n2=sizes.n2)} "
+        f"Methods whose formula does not use the sizes ({free}) run on the block as it is."
+    )
+
+
+def check_one_size(
+    cube: xr.DataArray,
+    blocks: Sequence[str],
+    method: str,
+    n1: int | None,
+    n2: int | None,
+    known: BlockSizes | None = None,
+) -> None:
+    """Refuse blocks without one test size, unless the caller states ``n1`` and ``n2``.
+
+    For the methods whose formula uses one ``n1`` and one ``n2``; see
+    :class:`BlockSizes` for what counts as one size. ``known``: the sizes of one
+    of the blocks, already read (not read again).
+
+    Raises
+    ------
+    DesignError
+        From :func:`unequal_sizes_error`, for the first block of ``blocks`` whose
+        test sizes differ, when ``n1`` or ``n2`` is None.
+    """
+    if n1 is not None and n2 is not None:
+        return
+    for block in blocks:
+        if known is not None and known.block == block:
+            sizes = known
+        else:
+            sizes = block_sizes(cube, block, method)
+        if not sizes.equal:
+            raise unequal_sizes_error(sizes, method)
 
 
 def kfold_layout(cube: xr.DataArray, method: str) -> tuple[int, int]:

@@ -39,7 +39,11 @@ def dietterich_5x2cv(
     * ``"t4"``: the ``m = 1`` term dropped from the sum (divide by 8), ``t_4``;
     * ``"t5"``: numerator ``sqrt(2) ((μ̃_(1) + μ̃^c_(1))/2 - μ0)``, ``t_5``.
 
-    Targets ``n/2 μ``.
+    Targets ``n/2 μ``. The statistic does not use the sizes: each ``μ̃`` is the
+    mean over its own test half, so the two halves may differ in size (a
+    2-fold split of an odd ``n``, as mlxtend's ``paired_ttest_5x2cv`` makes with
+    ``train_test_split(test_size=0.5)``: halves of 284 and 285 on 569
+    examples); the reported ``n1`` and ``n2`` are then the medians.
 
     Parameters
     ----------
@@ -101,9 +105,10 @@ def combined_5x2cv_f(
     With ``p_m^(1) = μ̃_(m) - μ0``, ``p_m^(2) = μ̃^c_(m) - μ0`` and
     ``s_m² = (p_m^(1) - p̄_m)² + (p_m^(2) - p̄_m)²``:
     ``F = Σ_m Σ_k (p_m^(k))² / (2 Σ_m s_m²)`` against ``F(10, 5)``, rejecting for
-    large ``F``. The test has no standard error or interval of its own: the
-    result reports ``estimate`` = mean of the ten ``μ̃``, and NaN ``stderr``,
-    ``df`` and interval bounds. Two-sided by nature.
+    large ``F``. As for :func:`dietterich_5x2cv`, the halves may differ in size
+    (the statistic uses the ten means only). The test has no standard error or
+    interval of its own: the result reports ``estimate`` = mean of the ten
+    ``μ̃``, and NaN ``stderr``, ``df`` and interval bounds. Two-sided by nature.
 
     Parameters
     ----------

@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from cvstats.cube.score import is_score
+from cvstats.cube.score import examples_refusal, is_score
 from cvstats.errors import ArgumentError
+from cvstats.inference.blocks import block_sizes
 
 __all__ = [
     "COMMON_OPTIONS",
@@ -111,6 +112,11 @@ class MethodSpec:
         (e.g. McNemar: ``{"mu0": 0.0}``).
     why_only : str
         Why, in the words of the error a refused value raises.
+    one_size : tuple of str
+        Blocks whose splits must all test one number of examples for the
+        formula (the Nadeau–Bengio correction uses one ``n1`` and one ``n2``);
+        on unequal blocks the method runs only with ``n1=``/``n2=`` (or ``rho=``)
+        given, and :func:`cvstats.compare` leaves it out with a note.
     fixed : mapping
         Options this entry fixes (e.g. ``{"variant": "t4"}``).
     contrasts : {"any", "pairwise"}
@@ -137,6 +143,7 @@ class MethodSpec:
     options: tuple[str, ...] = COMMON_OPTIONS
     only: Mapping[str, Any] = field(default_factory=dict)
     why_only: str = ""
+    one_size: tuple[str, ...] = ()
     fixed: Mapping[str, Any] = field(default_factory=dict)
     contrasts: str = "any"
     zero_one: bool = False
@@ -167,6 +174,26 @@ class MethodSpec:
                     f"{self.name}: {self.why_only}, so it takes {key}={value!r} only, got "
                     f"{key}={options[key]!r}."
                 )
+        return None
+
+    def cube_refusal(self, cube: xr.DataArray) -> str | None:
+        """Why this method cannot run on ``cube`` with its default options (None if it can).
+
+        A score cube for a method that needs per-example losses; a block of
+        :attr:`one_size` whose splits test different numbers of examples.
+        """
+        if self.needs == "examples" and is_score(cube):
+            return examples_refusal(self.name)
+        for block in self.one_size:
+            if block in set(np.asarray(cube["block"].values).tolist()):
+                sizes = block_sizes(cube, block, self.name)
+                if not sizes.equal:
+                    fix = "rho=" if "rho" in self.options else "n1= and n2="
+                    return (
+                        f"{self.name} uses one n1 and one n2, but the {block!r} block's splits "
+                        f"test {sizes.n2_min} to {sizes.n2_max} examples; call it with {fix} "
+                        "to run it"
+                    )
         return None
 
     def check_options(self, options: Mapping[str, Any]) -> None:
@@ -296,6 +323,7 @@ _SPECS = (
         "liberal if ρ > ρ0 = 1/{K}, conservative if ρ < ρ0",
         "liberal if ρ > 1/K",
         options=_SIZES,
+        one_size=("main",),
     ),
     MethodSpec(
         "resampled_t",
@@ -323,6 +351,7 @@ _SPECS = (
         _CORRECTED,
         _RHO,
         options=_SIZES,
+        one_size=("main",),
     ),
     MethodSpec(
         "conservative_z",
@@ -336,6 +365,7 @@ _SPECS = (
         "conservative (ratio < 1, a conjecture: variance falls with training size)",
         "conservative",
         options=_SIZES,
+        one_size=("main", "half"),
     ),
     MethodSpec(
         "bootstrap_t",
@@ -363,6 +393,7 @@ _SPECS = (
         _CORRECTED,
         _RHO,
         options=_SIZES,
+        one_size=("main", "replicate"),
     ),
     _five_by_two("original"),
     _five_by_two("t4"),
@@ -393,6 +424,7 @@ _SPECS = (
         "as the corrected resampled t: right if ρ is (ρ = 1/K or n2/n by default)",
         "as corrected t",
         options=(*COMMON_OPTIONS, "rope", "rho"),
+        one_size=("main",),
         only={"mu0": 0.0, "alternative": "two-sided"},
         why_only=(
             "the Bayesian correlated t gives the posterior probabilities of the mean left of, "

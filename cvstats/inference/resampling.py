@@ -15,6 +15,7 @@ from cvstats.inference.blocks import (
     R_DIM,
     SIDE_DIM,
     block_sizes,
+    check_one_size,
     half_means,
     kfold_layout,
     main_means,
@@ -37,11 +38,15 @@ __all__ = [
 
 
 def _main(
-    cube: xr.DataArray, method: str, n1: int | None, n2: int | None
+    cube: xr.DataArray, method: str, n1: int | None, n2: int | None, *, one_size: bool = False
 ) -> tuple[xr.DataArray, int, int, int]:
+    """Main-block split means and the sizes; ``one_size``: the formula uses ``n1``, ``n2``."""
     sizes = block_sizes(cube, "main", method)
     mu = main_means(split_means(cube, ["main"], method), method, min_splits=2)
+    given = n1, n2
     n1, n2 = check_sizes(cube, resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2))
+    if one_size:
+        check_one_size(cube, ["main"], method, *given, known=sizes)
     return mu, n1, n2, sizes.n_splits
 
 
@@ -74,7 +79,8 @@ def resampled_t(
         Alternative hypothesis.
     n1, n2 : int, optional
         Training and test sizes; default from the cube (reported only: the
-        plain resampled t does not use them).
+        plain resampled t does not use them, so its splits may differ in test
+        size; the medians are reported).
 
     Returns
     -------
@@ -135,7 +141,10 @@ def corrected_resampled_t(
         Alternative hypothesis.
     n1, n2 : int, optional
         Training and test sizes in ``n2/n1``; default the cube's ``n_train`` and
-        test count of the main block.
+        test count of the main block. Required (both) when the main block's
+        splits differ in test size: the correction assumes one ``n1`` and one
+        ``n2``, so the test is refused (:class:`~cvstats.errors.DesignError`)
+        until they are stated.
 
     Returns
     -------
@@ -145,7 +154,7 @@ def corrected_resampled_t(
     opts = check_options(
         cube, mu0, alpha, alternative, method=METHODS["corrected_resampled_t"], extra=options
     )
-    mu, n1, n2, J = _main(cube, "corrected resampled t", n1, n2)
+    mu, n1, n2, J = _main(cube, "corrected resampled t", n1, n2, one_size=True)
     stat = apply_kernel(
         kernels.corrected_resampled_t, [mu], [[J_DIM]], 4, n1=n1, n2=n2, mu0=opts.mu0
     )
@@ -191,7 +200,11 @@ def conservative_z(
     alternative : {"two-sided", "less", "greater"}
         Alternative hypothesis.
     n1, n2 : int, optional
-        Sizes reported for the estimand; default from the main block.
+        Sizes reported for the estimand; default from the main block. Required
+        (both) when the main or the ``"half"`` block has splits of different
+        test sizes: ``σ̂²_cz`` estimates the variance at one training size
+        ``⌊n/2⌋ - n2``, so the test is refused
+        (:class:`~cvstats.errors.DesignError`) until the sizes are stated.
 
     Returns
     -------
@@ -205,6 +218,8 @@ def conservative_z(
     sizes = block_sizes(cube, "main", "conservative Z")
     mu = main_means(means, "conservative Z")
     halves = half_means(means, "conservative Z")
+    reported = resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2)
+    check_one_size(cube, ["main", "half"], "conservative Z", n1, n2, known=sizes)
     M, J_half = halves.sizes[M_DIM], halves.sizes[J_DIM]
     stat = apply_kernel(
         kernels.conservative_z,
@@ -218,8 +233,8 @@ def conservative_z(
         cube,
         METHODS["conservative_z"],
         opts,
-        n1=resolve_size("n1", n1, sizes.n1),
-        n2=resolve_size("n2", n2, sizes.n2),
+        n1=reported[0],
+        n2=reported[1],
         n_splits=sizes.n_splits + 2 * M * J_half,
         n_fits=sizes.n_splits + 2 * M * J_half,
     )
@@ -242,8 +257,10 @@ def _bootstrap(
     sizes = block_sizes(cube, "main", method)
     mu = main_means(means, method)
     reps = replicate_means(means, method)
+    given = n1, n2
     n1, n2 = check_sizes(cube, resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2))
     if corrected:
+        check_one_size(cube, ["main", "replicate"], method, *given, known=sizes)
         kernel, extra = kernels.corrected_bootstrap_t, {"n1": n1, "n2": n2}
     else:
         kernel, extra = kernels.bootstrap_t, {}
@@ -326,7 +343,9 @@ def corrected_bootstrap_t(
     alternative : {"two-sided", "less", "greater"}
         Alternative hypothesis.
     n1, n2 : int, optional
-        Sizes in ``n2/n1``; default from the main block.
+        Sizes in ``n2/n1``; default from the main block. Required (both) when
+        the main or the ``"replicate"`` block has splits of different test
+        sizes (refused with a :class:`~cvstats.errors.DesignError` otherwise).
 
     Returns
     -------
@@ -427,8 +446,14 @@ def corrected_repeated_kfold_t(
     alternative : {"two-sided", "less", "greater"}
         Alternative hypothesis.
     n1, n2 : int, optional
-        Sizes reported; default the median fold's (the correction itself uses
-        ``n2/n1 = 1/(k-1)`` as the spec says).
+        Sizes reported; default the median fold's. With folds of one size (up
+        to the rounding of ``n`` into ``k`` folds: sizes differing by one
+        example at most) the correction uses ``n2/n1 = 1/(k-1)`` as the spec
+        says, whatever ``n1`` and ``n2``. With folds that differ by more (e.g.
+        ``GroupKFold`` on groups of unequal size) no single ratio is the
+        folds', and the test is refused (:class:`~cvstats.errors.DesignError`)
+        unless both are given: the correction then uses their ``n2/n1``
+        (``σ̂² = (1/(r k) + n2/n1) S²``, as :func:`corrected_resampled_t`).
 
     Returns
     -------
@@ -438,16 +463,33 @@ def corrected_repeated_kfold_t(
     opts = check_options(
         cube, mu0, alpha, alternative, method=METHODS["corrected_repeated_kfold_t"], extra=options
     )
-    mu, K, repeats = _fold_means(cube, "corrected repeated k-fold t")
-    sizes = block_sizes(cube, "main", "corrected repeated k-fold t")
-    stat = apply_kernel(kernels.corrected_repeated_kfold_t, [mu], [[J_DIM]], 4, k=K, mu0=opts.mu0)
+    method = "corrected repeated k-fold t"
+    mu, K, repeats = _fold_means(cube, method)
+    sizes = block_sizes(cube, "main", method)
+    n1_used, n2_used = resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2)
+    if sizes.equal:  # folds of one size, up to rounding: n2/n1 = 1/(k-1)
+        stat = apply_kernel(
+            kernels.corrected_repeated_kfold_t, [mu], [[J_DIM]], 4, k=K, mu0=opts.mu0
+        )
+    else:  # folds of different sizes have different n2/n1: refused unless the sizes are stated
+        check_one_size(cube, ["main"], method, n1, n2, known=sizes)
+        n1_used, n2_used = check_sizes(cube, n1_used, n2_used)
+        stat = apply_kernel(
+            kernels.corrected_resampled_t,
+            [mu],
+            [[J_DIM]],
+            4,
+            n1=n1_used,
+            n2=n2_used,
+            mu0=opts.mu0,
+        )
     return finish_test(
         stat,
         cube,
         METHODS["corrected_repeated_kfold_t"],
         opts,
-        n1=resolve_size("n1", n1, sizes.n1),
-        n2=resolve_size("n2", n2, sizes.n2),
+        n1=n1_used,
+        n2=n2_used,
         n_splits=K * repeats,
         n_fits=K * repeats,
         params={"K": K, "repeats": repeats},

@@ -279,8 +279,10 @@ def _method_names(
     """Return the methods to run, and notes on applicable ones left out.
 
     Left out, with a note: a method the design supports that cannot take
-    ``options``, and, for a score cube (:mod:`cvstats.cube.score`), a method that
-    needs per-example losses. Named explicitly, either is an error.
+    ``options`` or whose formula needs one test size where the splits differ
+    (:meth:`MethodSpec.cube_refusal`), and, for a score cube
+    (:mod:`cvstats.cube.score`), a method that needs per-example losses. Named
+    explicitly, each is an error.
     """
     if methods is None:
         names = applicable_methods(cube, target)
@@ -289,12 +291,9 @@ def _method_names(
             for n in applicable_methods(cube, target, per_example=True)
             if n not in names
         ]
-        notes += [
-            f"{n} left out: {METHODS[n].refusal(options)}"
-            for n in names
-            if METHODS[n].refusal(options)
-        ]
-        names = [n for n in names if not METHODS[n].refusal(options)]
+        why = {n: METHODS[n].refusal(options) or METHODS[n].cube_refusal(cube) for n in names}
+        notes += [f"{n} left out: {reason}" for n, reason in why.items() if reason]
+        names = [n for n in names if not why[n]]
         if not names:
             raise ArgumentError(
                 f"no method applies to this cube's design for target {target!r} (blocks "

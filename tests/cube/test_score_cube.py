@@ -192,7 +192,6 @@ def _five_by_two_sides(c):
 
 NB_CASES = {
     "half = -1 in block half": (_half, "in block 'half' has half = -1"),
-    "different n2 in a block": (_resampled_size, r"block 'main' has splits with different test"),
     "half block over n/2": (_half_size, r"block 'half' has n_train \+ n_test above floor"),
     "5x2 sides over n": (_five_by_two_sides, r"two sides of half-split 0 test 42 > n = 40"),
 }
@@ -203,6 +202,12 @@ def test_validation_rules_blocks(case):
     mutate, match = NB_CASES[case]
     with pytest.raises(CubeError, match=match):
         validate(mutate(nb_scores()))
+
+
+def test_different_n2_in_a_block_is_accepted():
+    # a score cube states its test sizes, so the splits of a block may differ in size; the
+    # methods whose formula needs one n2 refuse them (tests/inference/test_unequal_sizes.py)
+    validate(_resampled_size(nb_scores()))
 
 
 def test_validation_rules_repeats_and_nested():
@@ -301,9 +306,11 @@ def test_from_scores_explicit_sizes():
         "greater_is_better": 0,
         "metric": "mean squared error",
     }
-    # random splits (no fold) of one block need one n2; folds may differ
-    with pytest.raises(CubeError, match="different test sizes"):
-        from_scores(values[0], n_test=[5, 5, 6], n_train=20, greater_is_better=False)
+    # random splits (no fold) of one block may differ in size too: a score cube states them
+    # (the methods whose formula needs one n2 refuse them: tests/inference/test_unequal_sizes)
+    random = from_scores(values[0], n_test=[5, 5, 6], n_train=20, greater_is_better=False)
+    assert random["n_test"].values.tolist() == [5, 5, 6]
+    assert (random["fold"] == -1).all()
     ints = from_scores(np.array([[1, 0], [0, 1]]), n_test=3, n_train=3, greater_is_better=True)
     assert ints.dtype == np.float64 and ints.attrs["n"] == 6
     lazy = from_scores(

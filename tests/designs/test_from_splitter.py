@@ -417,7 +417,7 @@ def test_cube_on_other_accepted_designs(name):
     cvstats.validate(cube)
 
 
-REFUSED = {
+UNEQUAL_TEST_SIZES = {
     "GroupShuffleSplit-unequal-groups": (
         ms.GroupShuffleSplit(5, test_size=2, random_state=0),
         {"groups": UNEQUAL_GROUPS},
@@ -431,20 +431,32 @@ REFUSED = {
 }
 
 
-@pytest.mark.parametrize("name", list(REFUSED))
-@pytest.mark.xfail(
-    strict=True,
-    raises=cvstats.CubeError,
-    reason="cube validation demands the same test size n2 in every split of a non-k-fold "
-    "'main' block; these splitters' test sets vary in size (groups of unequal size, "
-    "PredefinedSplit folds of unequal size with examples never tested, arbitrary iterables)",
-)
-def test_cube_refused_for_unequal_test_sizes(name):
-    cv, kwargs = REFUSED[name]
+@pytest.mark.parametrize("name", list(UNEQUAL_TEST_SIZES))
+def test_cube_on_designs_with_unequal_test_sizes(name):
+    # random splits whose test sets differ in size (groups of unequal size, PredefinedSplit
+    # folds of unequal size with examples never tested, arbitrary iterables): the cube
+    # states the sizes (`n_test`); the resampled t runs, the corrected one needs n1/n2
+    cv, kwargs = UNEQUAL_TEST_SIZES[name]
     n = N if name != "iterable-unequal-test-sizes" else 5
     d = designs.from_splitter(cv, n=n, **kwargs)
     assert d.attrs["equal_n_test"] == 0 and d.attrs["partition"] == 0
-    cvstats.from_arrays(RNG.random((d.sizes["split"], n, 2)), design=d, models=["a", "b"])
+    cube = cvstats.from_arrays(RNG.random((d.sizes["split"], n, 2)), design=d, models=["a", "b"])
+    cvstats.validate(cube)
+    np.testing.assert_array_equal(cube["n_test"].values, d["n_test"].values)
+    diff = cvstats.pairwise(cube)
+    mu = np.nanmean(np.asarray(diff.values)[..., 0], axis=1)
+    res = cvstats.resampled_t(diff)
+    np.testing.assert_allclose(
+        float(res.statistic.squeeze()), mu.mean() / np.sqrt(mu.var(ddof=1) / mu.size)
+    )
+    with pytest.raises(DesignError, match="one n1 and one n2"):
+        cvstats.corrected_resampled_t(diff)
+    n1, n2 = int(np.median(d.n_train)), int(np.median(d.n_test))
+    res = cvstats.corrected_resampled_t(diff, n1=n1, n2=n2)
+    np.testing.assert_allclose(
+        float(res.statistic.squeeze()),
+        mu.mean() / np.sqrt((1 / mu.size + n2 / n1) * mu.var(ddof=1)),
+    )
 
 
 @pytest.mark.xfail(
