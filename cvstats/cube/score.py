@@ -67,6 +67,7 @@ from cvstats.cube.dense import (
     dtype_problem,
     plain_value,
     split_table,
+    stated_test_sizes,
     unit_dim,
     validate_dense,
 )
@@ -270,18 +271,8 @@ def _check_n_test(cube: xr.DataArray) -> np.ndarray:
             f"build the cube with cvstats.cube.from_scores(..., n_test=...) or design=. "
             f"{_READ_AS_SCORE}"
         )
-    coord = cube[N_TEST]
-    if coord.dims != (SPLIT,):
-        raise CubeError(
-            f"coordinate `{N_TEST}` must lie on the `split` dim alone (one test size per "
-            f"split), got dims {coord.dims}."
-        )
-    if not np.issubdtype(coord.dtype, np.integer):
-        raise CubeError(
-            f"coordinate `{N_TEST}` must hold ints (numbers of test examples), got dtype "
-            f"{coord.dtype}; convert with cube.assign_coords(n_test=cube.n_test.astype(int))."
-        )
-    n_test = np.asarray(coord.values)
+    # present (checked above); its dims and dtype are checked as for a loss cube
+    n_test = np.asarray(stated_test_sizes(cube))
     n_train = np.asarray(cube["n_train"].values)
     splits = cube[SPLIT].values.tolist()
     block = np.asarray(cube["block"].values.tolist(), dtype=object)
