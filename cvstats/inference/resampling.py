@@ -38,15 +38,20 @@ __all__ = [
 
 
 def _main(
-    cube: xr.DataArray, method: str, n1: int | None, n2: int | None, *, one_size: bool = False
+    cube: xr.DataArray,
+    method: str,
+    n1: int | None,
+    n2: int | None,
+    *,
+    one_size: tuple[str, ...] = (),
 ) -> tuple[xr.DataArray, int, int, int]:
-    """Main-block split means and the sizes; ``one_size``: the formula uses ``n1``, ``n2``."""
+    """Main-block split means and the sizes; ``one_size``: the registry's blocks of one n2."""
     sizes = block_sizes(cube, "main", method)
     mu = main_means(split_means(cube, ["main"], method), method, min_splits=2)
     given = n1, n2
     n1, n2 = check_sizes(cube, resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2))
     if one_size:
-        check_one_size(cube, ["main"], method, *given, known=sizes)
+        check_one_size(cube, one_size, method, *given, known=sizes)
     return mu, n1, n2, sizes.n_splits
 
 
@@ -154,7 +159,9 @@ def corrected_resampled_t(
     opts = check_options(
         cube, mu0, alpha, alternative, method=METHODS["corrected_resampled_t"], extra=options
     )
-    mu, n1, n2, J = _main(cube, "corrected resampled t", n1, n2, one_size=True)
+    mu, n1, n2, J = _main(
+        cube, "corrected resampled t", n1, n2, one_size=METHODS["corrected_resampled_t"].one_size
+    )
     stat = apply_kernel(
         kernels.corrected_resampled_t, [mu], [[J_DIM]], 4, n1=n1, n2=n2, mu0=opts.mu0
     )
@@ -219,7 +226,9 @@ def conservative_z(
     mu = main_means(means, "conservative Z")
     halves = half_means(means, "conservative Z")
     reported = resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2)
-    check_one_size(cube, ["main", "half"], "conservative Z", n1, n2, known=sizes)
+    check_one_size(
+        cube, METHODS["conservative_z"].one_size, "conservative Z", n1, n2, known=sizes
+    )
     M, J_half = halves.sizes[M_DIM], halves.sizes[J_DIM]
     stat = apply_kernel(
         kernels.conservative_z,
@@ -260,7 +269,7 @@ def _bootstrap(
     given = n1, n2
     n1, n2 = check_sizes(cube, resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2))
     if corrected:
-        check_one_size(cube, ["main", "replicate"], method, *given, known=sizes)
+        check_one_size(cube, spec.one_size, method, *given, known=sizes)
         kernel, extra = kernels.corrected_bootstrap_t, {"n1": n1, "n2": n2}
     else:
         kernel, extra = kernels.bootstrap_t, {}
@@ -472,7 +481,8 @@ def corrected_repeated_kfold_t(
             kernels.corrected_repeated_kfold_t, [mu], [[J_DIM]], 4, k=K, mu0=opts.mu0
         )
     else:  # folds of different sizes have different n2/n1: refused unless the sizes are stated
-        check_one_size(cube, ["main"], method, n1, n2, known=sizes)
+        spec = METHODS["corrected_repeated_kfold_t"]
+        check_one_size(cube, spec.one_size, method, n1, n2, known=sizes)
         n1_used, n2_used = check_sizes(cube, n1_used, n2_used)
         stat = apply_kernel(
             kernels.corrected_resampled_t,
