@@ -121,7 +121,7 @@ def run(datasets: int = 1000, n_jobs: int = 2, repeats: int = 3) -> list[dict[st
             "candidate_s": study_s,
             "ratio": study_s / STUDY_TARGET_S,
             "target_ratio": 1.0 if datasets >= 1000 else None,
-            "case": "J = 15, M = 10, R = 15; every method of theory.md §4",
+            "case": "J = 15, M = 10, R = 15; every method of docs/theory.md §4",
         }
     )
     return rows

@@ -59,7 +59,9 @@ from cvstats.inference import (
 from cvstats.inference.bayes import BayesianResult, bayesian_correlated_t
 from cvstats.inference.bayle import bayle_cv
 from cvstats.inference.nested import nested_cv_interval
+from cvstats.reporting import accessor as _accessor  # noqa: F401 (registers cube.cvstats)
 from cvstats.reporting.compare import ComparisonTable, compare
+from cvstats.reporting.describe import CubeDescription, describe
 from cvstats.reporting.tables import PublicationTable, nadeau_bengio_table, publication_table
 from cvstats.results import ConfidenceInterval, InferenceResult
 
@@ -99,6 +101,8 @@ __all__ = [
     "winner_table",
     "ComparisonTable",
     "compare",
+    "CubeDescription",
+    "describe",
     "ConfidenceInterval",
     "InferenceResult",
     "bootstrap_t",

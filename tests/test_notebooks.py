@@ -29,6 +29,18 @@ def test_notebook_runs(path, tmp_path, monkeypatch):
         if out.get("output_type") == "error"
     ]
     assert not errors
+    if path.stem == "tuned_models":
+        # the notebook's displays are the HTML ones: a result, the cube's description and a
+        # verdict each render as HTML in the executed outputs
+        html = [
+            "".join(out.get("data", {}).get("text/html", ""))
+            for cell in nb.cells
+            if cell.cell_type == "code"
+            for out in cell.get("outputs", [])
+        ]
+        assert any("cvstats-display" in h for h in html), "no result HTML display"
+        assert any("cvstats-verdict" in h for h in html), "no verdict HTML display"
+        assert sum(bool(h) for h in html) >= 4
 
 
 def test_there_are_notebooks():

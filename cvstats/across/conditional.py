@@ -1,4 +1,4 @@
-"""Conditional vs. unconditional error across many datasets (theory.md §1).
+"""Conditional vs. unconditional error across many datasets (docs/theory.md §1).
 
 The survey seed (``conditional-vs-unconditional.txt``) distinguishes the
 conditional error ``εc(L, T) = ε(L(T))`` of the model learned on the data at
@@ -180,12 +180,12 @@ def variance_decomposition(
     dataset_dim: Hashable = "dataset",
     alpha: float = 0.05,
 ) -> EstimatesResult:
-    """Split ``Var(ε̂)`` into sample and internal variance (theory.md §1).
+    """Split ``Var(ε̂)`` into sample and internal variance (docs/theory.md §1).
 
     On every dataset ``t`` the ``R`` repetitions ``ε̂_{t,1..R}`` of the
     cross-validation estimate (:func:`cv_estimates`: repeats of a k-fold, or
     random main splits) are independent given the data, so the vector has
-    the Lemma-1 structure of theory.md §2 with
+    the Lemma-1 structure of docs/theory.md §2 with
 
     * ``δ = Var(ε̂)``, the total variance;
     * ``γ = πδ = Cov(ε̂_r, ε̂_r') = Var_T(E_π[ε̂])``, the *sample variance*
@@ -195,7 +195,7 @@ def variance_decomposition(
       (Lemma 1.3: the expected within-dataset sample variance).
 
     ``(β, δ, π)`` is fitted across the datasets by the estimating equations of
-    theory.md §5 (:func:`cvstats.across.lemma1.fit_lemma1`); the standard errors of
+    docs/theory.md §5 (:func:`cvstats.across.lemma1.fit_lemma1`); the standard errors of
     ``γ̂ = π̂δ̂`` and ``δ̂ - γ̂`` follow by the delta method from the sandwich
     covariance ``V`` (gradients ``(0, π̂, δ̂)`` and ``(0, 1 - π̂, -δ̂)``), and every
     interval is ``estimate ± z_{1-α/2} se``.
@@ -273,7 +273,7 @@ def variance_decomposition(
     out = xr.Dataset(with_interval({new: comps[old] for new, old in names.items()}, alpha))
     attrs: dict[str, object] = {
         "method": "variance_decomposition: Lemma-1 fit across datasets, delta method "
-        "(theory.md §1, §5)",
+        "(docs/theory.md §1, §5)",
         "loss": str(cube.name),
         "alpha": alpha,
         "N": N,
@@ -332,7 +332,7 @@ def cv_bias(
     alpha: float = 0.05,
     unconditional_error: float | xr.DataArray | None = None,
 ) -> EstimatesResult:
-    """Bias and accuracy of cross-validation for ``εc`` and ``εu`` (theory.md §1).
+    """Bias and accuracy of cross-validation for ``εc`` and ``εu`` (docs/theory.md §1).
 
     For every dataset ``t``, ``E_π[ε̂]_t`` is estimated by the mean of the
     cube's repetitions of the CV estimate (:func:`cv_estimates`; with random
@@ -454,7 +454,7 @@ def cv_bias(
     out = EstimatesResult.from_dataset(out)
     out.attrs = {
         "method": "cv_bias: CV estimates against conditional errors across datasets "
-        "(theory.md §1)",
+        "(docs/theory.md §1)",
         "loss": str(cube.name),
         "alpha": alpha,
         "N": N,

@@ -1,4 +1,4 @@
-"""Variance components of K-fold cross-validation over loss cubes (theory.md §7).
+"""Variance components of K-fold cross-validation over loss cubes (docs/theory.md §7).
 
 Bengio & Grandvalet: for one K-fold run the out-of-fold errors ``e_i`` (a
 model's losses, or a contrast of models' losses) have covariance ``σ²`` on
@@ -64,7 +64,7 @@ _WITH_SE = ("mu", "sigma2", "omega", "gamma", "theta")
 
 
 def kfold_errors(cube: xr.DataArray, *, method: str = "kfold_errors") -> xr.Dataset:
-    """Out-of-fold errors ``e_i`` and fold labels of the cube's K-fold run (theory.md §7).
+    """Out-of-fold errors ``e_i`` and fold labels of the cube's K-fold run (docs/theory.md §7).
 
     Parameters
     ----------
@@ -132,7 +132,7 @@ def _statistics_kernel(e: np.ndarray, fold: np.ndarray) -> tuple[np.ndarray, ...
 
 
 def kfold_statistics(cube: xr.DataArray) -> EstimatesResult:
-    """``s1, s2, s3`` and ``μ̂`` of the cube's K-fold run (theory.md §7).
+    """``s1, s2, s3`` and ``μ̂`` of the cube's K-fold run (docs/theory.md §7).
 
     With ``e_i`` the out-of-fold error of example ``i`` and ``T_k`` the test
     blocks of size ``m = n/K``: ``s1 = (1/n) Σ e_i²``,
@@ -181,7 +181,7 @@ def kfold_statistics(cube: xr.DataArray) -> EstimatesResult:
         "mu": "μ̂ = (1/n) Σ e_i",
     }
     data = {k: v.assign_attrs(description=desc[k]) for k, v in zip(names, out, strict=True)}
-    attrs = {**err.attrs, "method": "K-fold statistics (theory.md §7)"}
+    attrs = {**err.attrs, "method": "K-fold statistics (docs/theory.md §7)"}
     return EstimatesResult.from_dataset(xr.Dataset(data, attrs=attrs))
 
 
@@ -199,7 +199,7 @@ def _moments_kernel(e: np.ndarray, fold: np.ndarray) -> tuple[np.ndarray, ...]:
 def kfold_moments(
     cube: xr.DataArray, *, dataset_dim: Hashable = "dataset", alpha: float = 0.05
 ) -> EstimatesResult:
-    """Estimate ``σ², ω, γ`` and eq. (4) from replicated K-fold runs (theory.md §7).
+    """Estimate ``σ², ω, γ`` and eq. (4) from replicated K-fold runs (docs/theory.md §7).
 
     Every element of ``dataset_dim`` is an independent dataset of the same
     size ``n`` with one K-fold run (its own fold assignment is allowed).
@@ -316,7 +316,7 @@ def kfold_moments(
     out = xr.Dataset(
         data,
         attrs={
-            "method": "K-fold variance components from replicated runs (theory.md §7, eq. 4)",
+            "method": "K-fold variance components from replicated runs (docs/theory.md §7, eq. 4)",
             "n": n,
             "K": K,
             "m": m,
@@ -471,6 +471,6 @@ def quadratic_estimator_bias(
             "bias": expected - theta,
             "political_ratio": theta / expected,
         },
-        attrs={"estimator": name, "n": n, "K": K, "m": m, "method": "Lemma 3 (theory.md §7)"},
+        attrs={"estimator": name, "n": n, "K": K, "m": m, "method": "Lemma 3 (docs/theory.md §7)"},
     )
     return EstimatesResult.from_dataset(out)

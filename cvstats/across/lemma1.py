@@ -1,4 +1,4 @@
-"""Fit the Lemma-1 structure across many independent datasets (theory.md §5).
+"""Fit the Lemma-1 structure across many independent datasets (docs/theory.md §5).
 
 The estimator layer over :mod:`cvstats.kernels.lemma1`: named dims are mapped
 to the kernel's axes by :func:`cvstats.cube.apply.apply_kernel` (one
@@ -21,6 +21,7 @@ from scipy import stats
 from cvstats.cube.apply import apply_kernel
 from cvstats.cube.checks import validate_alpha
 from cvstats.errors import ArgumentError, CvstatsTypeError, DesignError
+from cvstats.inference.common import check_not_time_ordered
 from cvstats.kernels.lemma1 import lemma1_components, lemma1_fit
 from cvstats.results.base import CI_BOUND, as_dataarray, bounds
 from cvstats.results.estimates import EstimatesResult
@@ -68,6 +69,8 @@ def _check_dims(T: object, sample_dim: Hashable, member_dim: Hashable, what: str
                 f"`{arg}` = {dim!r} is not a dim of `{what}`; its dims are "
                 f"{[str(d) for d in T.dims]}."
             )
+    # members from the splits of nested training sets (TimeSeriesSplit) are no Lemma-1 row
+    check_not_time_ordered(T, "the Lemma-1 fit")
     N, K = T.sizes[sample_dim], T.sizes[member_dim]
     if N < 2:
         raise DesignError(
@@ -97,12 +100,12 @@ def fit_lemma1(
     *,
     alpha: float = 0.05,
 ) -> EstimatesResult:
-    """Fit ``(β, δ, π)`` of Lemma 1 across independent rows (theory.md §5).
+    """Fit ``(β, δ, π)`` of Lemma 1 across independent rows (docs/theory.md §5).
 
     Every slice along ``sample_dim`` is an independent row ``T_i`` whose ``K``
-    members (along ``member_dim``) have the structure of Lemma 1 (theory.md §2):
+    members (along ``member_dim``) have the structure of Lemma 1 (docs/theory.md §2):
     common mean ``β``, variance ``δ`` and pairwise correlation ``π``. The
-    estimating equations ``Σ_i g_i(θ) = 0`` of theory.md §5 give
+    estimating equations ``Σ_i g_i(θ) = 0`` of docs/theory.md §5 give
     ``β̂ = mean of all T``, ``δ̂ = mean of (T_{i,k} - β̂)²`` and
     ``π̂ = (K v̂/δ̂ - 1)/(K - 1)`` with ``v̂ = mean_i (T̄_i - β̂)²``; the standard
     errors come from the sandwich ``V = A⁻¹ B A⁻ᵀ`` and the intervals are
@@ -140,7 +143,9 @@ def fit_lemma1(
         If a dim is missing, both dims are the same, ``alpha`` is not in
         ``(0, 1)``, or ``T`` holds NaN (at compute time for a dask-backed ``T``).
     DesignError
-        If ``N < 2`` or ``K < 2``.
+        If ``N < 2`` or ``K < 2``; if ``T`` carries the attr ``nested_train = 1``
+        of a cube whose training sets are nested (``TimeSeriesSplit``): its
+        splits are not exchangeable members of one row, as Lemma 1 needs.
 
     Warns
     -----
@@ -168,7 +173,7 @@ def fit_lemma1(
     ds = xr.Dataset(
         data,
         attrs={
-            "method": "Lemma-1 estimating equations, sandwich variance (theory.md §5)",
+            "method": "Lemma-1 estimating equations, sandwich variance (docs/theory.md §5)",
             "alpha": alpha,
             "N": int(T.sizes[sample_dim]),
             "K": int(T.sizes[member_dim]),

@@ -1,6 +1,6 @@
 """Comparing learners across many datasets with ranks (Demšar 2006; García & Herrera 2008).
 
-See docs/beyond.md and theory.md §8. When the datasets come from different
+See docs/beyond.md and docs/theory.md §8. When the datasets come from different
 populations their errors are not commensurable, so learners are compared
 through their per-dataset ranks. Input: a table of per-dataset estimates,
 an :class:`xarray.DataArray` over ``(dataset, model)`` (e.g.

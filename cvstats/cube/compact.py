@@ -48,13 +48,16 @@ from cvstats.cube import files
 from cvstats.cube.apply import apply_kernel
 from cvstats.cube.dense import (
     check_attrs,
+    check_block_sizes,
     check_dtype,
     check_name,
+    check_nested,
     check_sizes,
     check_split_coords,
+    stated_test_sizes,
     validate_dense,
 )
-from cvstats.cube.schema import BLOCKS, CONTRAST, EXAMPLE, IN_TRAIN, SPLIT, UNIT_DIMS
+from cvstats.cube.schema import CONTRAST, EXAMPLE, IN_TRAIN, N_TEST, SPLIT, UNIT_DIMS
 from cvstats.errors import CubeError, StorageError
 
 __all__ = [
@@ -291,9 +294,15 @@ def validate_compact(cube: xr.DataArray) -> None:
     coordinates and attrs (as for a dense cube); ``example_index``: ints in
     ``[0, n_examples)``, strictly increasing within a split (so unique),
     padding (-1) last; values finite on the indexed slots and NaN exactly on
-    the padding, for every model (one pass over a dask cube); the same test
-    size in every split of a block; k-fold repeats partitioning the examples;
-    the two sides of every half-split disjoint (through the indices).
+    the padding, for every model (one pass over a dask cube); test sizes as
+    for the dense form (:func:`cvstats.cube.dense.validate_dense`): the same
+    size in every split of a block and every row of the extra dims, unless the
+    cube states its test sizes in the ``n_test`` coordinate (which the slots
+    must then match in every row), the k-fold main block and ``"nested"``
+    excepted; ``n_train + n_test <= ⌊n/2⌋`` in every ``"half"`` split; k-fold
+    repeats partitioning the examples; the two sides of every half-split
+    disjoint and every ``"nested"`` split testing two whole folds of its
+    repeat (through the indices).
 
     Raises
     ------
@@ -372,6 +381,18 @@ def validate_compact(cube: xr.DataArray) -> None:
     )
     n_test = ok.sum(axis=-1)  # (rows, split)
     _fail_first((n_test == 0).any(axis=0), splits, "split {split} has no test example.")
+    stated = stated_test_sizes(cube)
+    if stated is not None:  # the sizes are stated: every row's slots must match them
+        differs = n_test != stated
+        if differs.any():
+            row, i = (int(k) for k in np.argwhere(differs)[0])
+            raise CubeError(
+                f"split {splits[i]} tests {int(n_test[row, i])} example(s) (slots with "
+                f"`{EXAMPLE_INDEX}` >= 0) but its `{N_TEST}` coordinate states {int(stated[i])}: "
+                f"a test loss was lost, or `{N_TEST}` is wrong. Fill the loss, or fix "
+                f"`{N_TEST}` (cvstats.from_arrays and cvstats.from_frame set it from the test "
+                "sets; to_compact keeps it)."
+            )
     n, n_train = int(cube.attrs["n"]), cube["n_train"].values
     _fail_first(
         (n_test + n_train > n).any(axis=0),
@@ -381,21 +402,10 @@ def validate_compact(cube: xr.DataArray) -> None:
     block = np.asarray(cube["block"].values)
     fold, repeat, half, side = (cube[c].values for c in ("fold", "repeat", "half", "side"))
     main_kfold = (block == "main") & (fold >= 0)
-    for kind in BLOCKS:
-        if kind == "nested":
-            continue  # |fold a| + |fold b| varies when K does not divide n
-        sel = (block == kind) & ~main_kfold
-        if sel.any() and np.unique(n_test[:, sel]).size > 1:
-            raise CubeError(
-                f"block {kind!r} has splits with different test sizes "
-                f"{np.unique(n_test[:, sel]).tolist()}; the design needs the same n2 in every "
-                "split of a block."
-            )
-        if kind == "half" and sel.any() and (n_test[0, sel][0] + n_train[sel] > n // 2).any():
-            raise CubeError(
-                f"block 'half' has n_train + n_test above floor(n/2) = {n // 2}; inner splits "
-                "must fit inside a half of the data."
-            )
+    # as for the dense form: the k-fold main block (folds differ when K does not divide n;
+    # the partition check below guards it) and 'nested' (two folds) may differ in test size;
+    # the other blocks need one size, unless the cube states its sizes (`n_test`)
+    check_block_sizes(block, fold, n_test, n_train, splits, n, stated, "compact cube")
     for r in np.unique(repeat[main_kfold]):
         counts = _cover(index[:, main_kfold & (repeat == r)], n_ex)
         if (counts != 1).any():
@@ -414,6 +424,17 @@ def validate_compact(cube: xr.DataArray) -> None:
                     f"block {kind!r}: the two sides of half-split {int(m)} test common "
                     "examples; the halves D_m and D_m^c must be disjoint."
                 )
+    if (block == "nested").any():  # each nested split tests two whole folds of its repeat
+        check_nested(
+            cube, _masks(index[:, main_kfold], n_ex), _masks(index[:, block == "nested"], n_ex)
+        )
+
+
+def _masks(index: np.ndarray, n: int) -> np.ndarray:
+    """Boolean test masks ``(rows, split, n)`` from example indices ``(rows, split, slot)``."""
+    out = np.zeros((*index.shape[:-1], n + 1), dtype=bool)
+    np.put_along_axis(out, np.where(index >= 0, index, n), True, axis=-1)
+    return out[..., :n]
 
 
 # --------------------------------------------------------------------------

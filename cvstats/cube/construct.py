@@ -146,9 +146,7 @@ def from_arrays(
             "dims with `extra_dims`."
         )
     # float16 is promoted to float64 below (exactly); every other problem is an error
-    problem = (
-        None if data.dtype == np.float16 else dtype_problem(data.dtype, "`losses`", "losses")
-    )
+    problem = None if data.dtype == np.float16 else dtype_problem(data.dtype, "`losses`", "losses")
     if problem is not None:
         raise CubeError(problem)
     if not np.issubdtype(data.dtype, np.number):

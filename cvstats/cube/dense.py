@@ -20,6 +20,7 @@ from cvstats.cube.schema import (
     CONTRAST,
     CORE_DIMS,
     EXAMPLE,
+    GREATER_IS_BETTER,
     IN_TRAIN,
     INT_SPLIT_COORDS,
     MODEL,
@@ -42,7 +43,10 @@ __all__ = [
     "check_sizes",
     "check_split_coords",
     "check_labels",
+    "check_nested",
     "FIX_BUILD",
+    "NESTED_TRAIN",
+    "nested_train",
     "dtype_problem",
     "plain_value",
     "split_table",
@@ -52,6 +56,13 @@ __all__ = [
 ]
 
 FIX_BUILD = "Build cubes with cvstats.from_arrays, cvstats.from_frame or cvstats.designs.collect."
+
+#: Attr of a design, and of the cubes built on it (:func:`cvstats.designs.from_splitter` sets
+#: it): 1 when every split's training set contains the previous split's, as the growing
+#: training sets of scikit-learn's ``TimeSeriesSplit`` do; 0 (or absent) otherwise. The
+#: methods that treat the splits as exchangeable random draws refuse such a cube
+#: (:meth:`cvstats.inference.registry.MethodSpec.time_order_refusal`).
+NESTED_TRAIN = "nested_train"
 
 #: How to state unequal test sizes in a block of a loss cube, for messages.
 UNEQUAL_SIZES_FIX = (
@@ -256,6 +267,15 @@ def _check_structure(cube: Any) -> None:
             f"a cube must be an xarray.DataArray, got {type(cube).__name__}. {FIX_BUILD}"
         )
     check_name(cube)
+    if EXAMPLE in cube.dims and GREATER_IS_BETTER in cube.attrs:
+        raise CubeError(
+            f"the cube has an `{EXAMPLE}` dim but carries the score-cube attr "
+            f"`{GREATER_IS_BETTER}`: a score cube holds one value per split and model and has no "
+            f"`{EXAMPLE}` dim, a loss cube holds per-example losses and no `{GREATER_IS_BETTER}`. "
+            "If it holds scores, keep one value per split and model (no example dim) and build "
+            "it with cvstats.cube.from_scores; if it holds per-example losses, drop the attr "
+            f"with cube.attrs.pop({GREATER_IS_BETTER!r})."
+        )
     core = (SPLIT, EXAMPLE, CONTRAST) if CONTRAST in cube.dims else CORE_DIMS
     missing = [d for d in core if d not in cube.dims]
     if missing:
@@ -409,6 +429,44 @@ def check_split_coords(cube: xr.DataArray) -> None:
             )
 
 
+def check_block_sizes(
+    block: np.ndarray,
+    fold: np.ndarray,
+    n_test: np.ndarray,
+    n_train: np.ndarray,
+    splits: np.ndarray,
+    n: int,
+    stated: Any,
+    what: str,
+) -> None:
+    """Check one test size per block (unless stated) and that half-splits fit in a half.
+
+    Shared by the dense and the compact form. ``n_test`` is ``(rows, split)``
+    (rows: the extra dims' elements); k-fold main splits (folds differ when K
+    does not divide n) and ``'nested'`` splits are checked against the folds
+    elsewhere. Unstated sizes must agree: a test loss lost in every model shows
+    as a split one example short, which nothing else would notice.
+    """
+    one_size = one_size_splits(block, fold)
+    for kind in BLOCKS:
+        sel = (block == kind) & one_size
+        if not sel.any():
+            continue
+        sizes = np.unique(n_test[:, sel])
+        if sizes.size > 1 and stated is None:
+            i = int(np.flatnonzero(sel)[np.argmax((n_test[:, sel] != sizes[0]).any(axis=0))])
+            raise CubeError(
+                f"block {kind!r} has splits with different test sizes {sizes.tolist()} (split "
+                f"{splits[i]} has {n_test[:, i].tolist()[:5]}), and the {what} does not state "
+                f"its test sizes (no `{N_TEST}` coordinate). {UNEQUAL_SIZES_FIX}"
+            )
+        if kind == "half" and (n_test[:, sel] + n_train[sel] > n // 2).any():
+            raise CubeError(
+                f"block 'half' has n_train + n_test above floor(n/2) = {n // 2}; inner splits "
+                "must fit inside a half of the data."
+            )
+
+
 def one_size_splits(block: np.ndarray, fold: np.ndarray) -> np.ndarray:
     """Mark the splits whose block has one test size ``n2`` unless the cube states the sizes.
 
@@ -464,6 +522,35 @@ def check_attrs(cube: xr.DataArray) -> None:
         raise CubeError(
             f"attr `n` = {cube.attrs['n']} is too small; it counts the examples of the design."
         )
+    nested_train(cube)
+
+
+def nested_train(obj: xr.DataArray | xr.Dataset) -> bool:
+    """Whether a cube's (or design's) training sets are nested: its attr ``nested_train``.
+
+    The attr is 1 when every split's training set contains the previous split's
+    (``TimeSeriesSplit``: the training sets grow), 0 otherwise, and absent for the
+    designs drawn by cvstats (random splits, never nested). It is an int because
+    netCDF refuses bool attrs; a bool is accepted in memory. An object without
+    attrs has no such flag (False): validation names what else is wrong with it.
+
+    Raises
+    ------
+    CubeError
+        If the attr is present but is not 0, 1 or a bool.
+    """
+    attrs = getattr(obj, "attrs", None)
+    value = attrs.get(NESTED_TRAIN, 0) if isinstance(attrs, Mapping) else 0
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer) and int(value) in (0, 1):
+        return bool(int(value))
+    raise CubeError(
+        f"attr `{NESTED_TRAIN}` must be 1 (every split's training set contains the previous "
+        f"split's, as TimeSeriesSplit makes them) or 0, or a bool, got {plain_value(value)!r}; "
+        "cvstats.designs.from_splitter sets it from the splits. Fix it with "
+        f"cube.attrs[{NESTED_TRAIN!r}] = 1 (or 0)."
+    )
 
 
 def _check_values(cube: xr.DataArray) -> None:
@@ -574,28 +661,9 @@ def _check_values(cube: xr.DataArray) -> None:
             f"split {splits[i]} has n_train + n_test = {total[:, i].max()} > n = {n}; fix "
             "`n_train` or the attr `n`."
         )
-    one_size = one_size_splits(block, cube["fold"].values)
-    for kind in BLOCKS:
-        # k-fold main splits (folds differ when K does not divide n) and 'nested' splits
-        # (|fold a| + |fold b|) are checked against the folds below
-        sel = (block == kind) & one_size
-        if not sel.any():
-            continue
-        sizes = np.unique(n_test[:, sel])
-        if sizes.size > 1 and stated is None:
-            # unstated sizes must agree: a test loss lost in every model shows as a split
-            # one example short, which nothing else would notice
-            i = int(np.flatnonzero(sel)[np.argmax((n_test[:, sel] != sizes[0]).any(axis=0))])
-            raise CubeError(
-                f"block {kind!r} has splits with different test sizes {sizes.tolist()} (split "
-                f"{splits[i]} has {n_test[:, i].tolist()[:5]}), and the cube does not state "
-                f"its test sizes (no `{N_TEST}` coordinate). {UNEQUAL_SIZES_FIX}"
-            )
-        if kind == "half" and (n_test[:, sel] + cube["n_train"].values[sel] > n // 2).any():
-            raise CubeError(
-                f"block 'half' has n_train + n_test above floor(n/2) = {n // 2}; inner splits "
-                "must fit inside a half of the data."
-            )
+    check_block_sizes(
+        block, cube["fold"].values, n_test, cube["n_train"].values, splits, n, stated, "cube"
+    )
     if main_kfold.any():
         cover = ds["fold_cover"].values
         if (cover != 1).any():
@@ -605,7 +673,7 @@ def _check_values(cube: xr.DataArray) -> None:
                 "than once); a k-fold repeat must partition the examples."
             )
     if "nested_tested" in ds:
-        _check_nested(cube, ds["main_tested"].values, ds["nested_tested"].values)
+        check_nested(cube, ds["main_tested"].values, ds["nested_tested"].values)
     for kind in ("half", "5x2"):
         if f"{kind}_cover" in ds:
             cover = ds[f"{kind}_cover"]  # (*extra, pair, example)
@@ -620,11 +688,12 @@ def _check_values(cube: xr.DataArray) -> None:
                 )
 
 
-def _check_nested(cube: xr.DataArray, mt: np.ndarray, nt: np.ndarray) -> None:
+def check_nested(cube: xr.DataArray, mt: np.ndarray, nt: np.ndarray) -> None:
     """Each 'nested' split tests two whole folds of its repeat; each pair of folds once.
 
     ``mt`` and ``nt`` are the test masks ``(*extra, split, example)`` of the k-fold
-    main splits and of the nested splits.
+    main splits and of the nested splits (shared with the compact form, which
+    builds them from its ``example_index``).
     """
     block = cube["block"].values
     main = (block == "main") & (cube["fold"].values >= 0)

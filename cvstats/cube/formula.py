@@ -1,4 +1,4 @@
-"""Formulas → linear contrasts over the ``model`` dim (theory.md §1).
+"""Formulas → linear contrasts over the ``model`` dim (docs/theory.md §1).
 
 Comparisons are contrasts: any linear combination ``Σ_m c_m L_m(j, i)`` of the
 models' per-example losses has the covariance structure of a single model's
@@ -751,7 +751,7 @@ def contrasts(formula: str, data: xr.DataArray | xr.Dataset) -> xr.DataArray:
     """Apply the contrasts a formula defines to the per-example losses of a cube.
 
     Every contrast ``c`` gets the losses ``L_c(j, i) = Σ_m W[c, m] L_m(j, i)``
-    with the weights ``W`` of :func:`contrast_matrix`. By theory.md §1 a contrast
+    with the weights ``W`` of :func:`contrast_matrix`. By docs/theory.md §1 a contrast
     has the covariance structure of a single model's loss, so every inference
     method applies to the contrast cube as to a cube of models.
 
@@ -836,7 +836,7 @@ def pairwise(
 
     For every pair ``(a, b)`` with ``a`` before ``b`` (in cube order, or in the
     order of ``models``), the contrast ``"a - b"`` has the losses
-    ``L_a(j, i) - L_b(j, i)`` (theory.md §1). Pairwise differences are not a
+    ``L_a(j, i) - L_b(j, i)`` (docs/theory.md §1). Pairwise differences are not a
     coding of ``model`` (``K`` models have ``K(K-1)/2`` of them but only ``K - 1``
     are independent), so they have no formula: this function builds them.
 

@@ -3,7 +3,7 @@
 A loss cube (:mod:`cvstats.cube.dense`) holds the loss of every test example of
 every split. Many metrics are not means of per-example losses: the ROC AUC, an
 F1 score, an R², a calibration error are defined on a whole test set. Yet
-every method of cvstats that only needs the split means ``μ̂_j`` (theory.md §1;
+every method of cvstats that only needs the split means ``μ̂_j`` (docs/theory.md §1;
 Nadeau & Bengio, 2003: the resampled and corrected resampled t, the
 conservative Z, the bootstraps, the k-fold t's, Dietterich's 5x2cv t and
 Alpaydın's F, the Bayesian correlated t) uses nothing else of the cube than
@@ -42,6 +42,8 @@ the loss cube; :func:`validate_score` checks the schema (``docs/cube-schema.md``
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -92,6 +94,10 @@ __all__ = [
     "scores_from_losses",
     "examples_refusal",
     "FIX_SCORES",
+    "SKLEARN_SCORER_RULE",
+    "is_sklearn_scorer",
+    "metric_direction",
+    "metric_range",
 ]
 
 #: How to build a score cube, for messages.
@@ -155,6 +161,181 @@ def is_greater_better(cube: xr.DataArray) -> bool:
             "cube.attrs['greater_is_better'] = 1 (or 0)."
         )
     return _direction(cube.attrs[GREATER_IS_BETTER])
+
+
+# --------------------------------------------------------------------------
+# the direction of a metric: one rule for every reader of scikit-learn's results
+# --------------------------------------------------------------------------
+
+#: What every scikit-learn scorer returns, for messages.
+SKLEARN_SCORER_RULE = (
+    "scikit-learn's scorers (the names sklearn.metrics.get_scorer_names() lists, such as "
+    "'roc_auc' or 'neg_log_loss', and the objects sklearn.metrics.make_scorer makes) return "
+    "values where larger is better -- losses come negated, as 'neg_log_loss' or "
+    "make_scorer(log_loss, greater_is_better=False)"
+)
+
+
+@functools.cache
+def _sklearn_scorer_names() -> frozenset[str]:
+    from sklearn.metrics import get_scorer_names
+
+    return frozenset(get_scorer_names())
+
+
+@functools.cache
+def _sklearn_scorer_types() -> tuple[type, ...]:
+    """Return the classes of scikit-learn's scorer objects, found through public functions.
+
+    Every scorer :func:`sklearn.metrics.get_scorer` returns for a name and every
+    :func:`sklearn.metrics.make_scorer` object returns ``sign * metric`` (scikit-learn
+    user guide, "The scoring parameter": "all scorer objects follow the convention
+    that higher return values are better").
+    """
+    from sklearn.metrics import accuracy_score, get_scorer, make_scorer
+
+    found = {type(get_scorer(n)) for n in _sklearn_scorer_names()}
+    found.add(type(make_scorer(accuracy_score)))
+    return tuple(sorted(found, key=lambda t: t.__qualname__))
+
+
+def is_sklearn_scorer(scorer: Any) -> bool:
+    """Tell whether ``scorer`` is a scikit-learn scorer, whose values are greater-is-better.
+
+    A name that :func:`sklearn.metrics.get_scorer_names` lists (``"roc_auc"``,
+    ``"neg_log_loss"``), or a scorer object of :func:`sklearn.metrics.get_scorer`
+    or :func:`sklearn.metrics.make_scorer`. Anything else -- a plain callable, a
+    name scikit-learn does not know -- is not.
+    """
+    if isinstance(scorer, str):
+        return scorer in _sklearn_scorer_names()
+    return isinstance(scorer, _sklearn_scorer_types())
+
+
+def metric_direction(
+    metric: str,
+    given: bool | None,
+    *,
+    sklearn_scorer: bool,
+    unknown: str = "",
+    hint: str = "",
+) -> int:
+    """Return ``greater_is_better`` (1 or 0) of a metric: the one rule, never a guess.
+
+    Used by :func:`cvstats.collect` (``scoring=``) and
+    :func:`cvstats.from_cv_results`, each reading its own form of the
+    ``greater_is_better`` argument into ``given``:
+
+    * a scikit-learn scorer (``sklearn_scorer``, see :func:`is_sklearn_scorer`)
+      gives values where larger is better, so its direction is 1; ``given=False``
+      contradicts it and is an error;
+    * any other metric (a plain callable, a custom scorer, a name scikit-learn
+      does not know) has the direction ``given``, which is required: it decides
+      which way a difference of models points, and a metric's name does not
+      tell it.
+
+    Parameters
+    ----------
+    metric : str
+        The metric's name, for messages.
+    given : bool or None
+        The direction the caller was given for this metric (None: none).
+    sklearn_scorer : bool
+        Whether the metric's values come from a scikit-learn scorer.
+    unknown : str, optional
+        Why the direction is unknown (e.g. "it is a plain callable"), for the
+        message when ``given`` is None.
+    hint : str, optional
+        A further way to give the direction, appended to that message.
+
+    Returns
+    -------
+    int
+        1 if a larger value is better, 0 otherwise.
+
+    Raises
+    ------
+    ArgumentError
+        If ``given`` is False for a scikit-learn scorer, or None for another metric.
+
+    Examples
+    --------
+    >>> metric_direction("neg_log_loss", None, sklearn_scorer=True)
+    1
+    >>> metric_direction("error_rate", False, sklearn_scorer=False)
+    0
+    """
+    if sklearn_scorer:
+        if given is False:
+            raise ArgumentError(
+                f"`greater_is_better` is False for the metric {metric!r}, but its values come "
+                "from a scikit-learn scorer, and every scikit-learn scorer is "
+                f"greater-is-better: {SKLEARN_SCORER_RULE}. Drop `greater_is_better` for it "
+                "(it is for metrics whose direction cvstats cannot know: plain callables, "
+                "custom scorers), or collect the loss itself as a loss cube with "
+                "cvstats.collect(..., loss=...)."
+            )
+        return 1
+    if given is None:
+        why = unknown or f"{metric!r} is not the name of a scikit-learn scorer"
+        raise ArgumentError(
+            f"`greater_is_better` is required for the metric {metric!r}: {why}, so whether a "
+            "larger value is better is unknown, and cvstats never guesses it (it decides which "
+            "way a difference of models points). Pass greater_is_better=True if a larger "
+            "value is better (an accuracy, a ROC AUC, R², any scikit-learn scorer) or False "
+            f"if it is a loss or an error{hint}."
+        )
+    return int(bool(given))
+
+
+#: The values a scikit-learn scorer can return, by name: ``(low, high)`` (``±inf``: no bound).
+_METRIC_RANGES: dict[str, tuple[float, float]] = {
+    **dict.fromkeys(
+        (
+            "accuracy", "balanced_accuracy", "top_k_accuracy", "average_precision",
+            "roc_auc", "roc_auc_ovr", "roc_auc_ovo", "roc_auc_ovr_weighted",
+            "roc_auc_ovo_weighted", "f1", "f1_macro", "f1_micro", "f1_samples",
+            "f1_weighted", "precision", "precision_macro", "precision_micro",
+            "precision_samples", "precision_weighted", "recall", "recall_macro",
+            "recall_micro", "recall_samples", "recall_weighted", "jaccard",
+            "jaccard_macro", "jaccard_micro", "jaccard_samples", "jaccard_weighted",
+            "rand_score", "homogeneity_score", "completeness_score", "v_measure_score",
+            "normalized_mutual_info_score", "fowlkes_mallows_score",
+        ),
+        (0.0, 1.0),
+    ),
+    "matthews_corrcoef": (-1.0, 1.0),
+    "adjusted_rand_score": (-1.0, 1.0),
+    **dict.fromkeys(
+        (
+            "r2", "explained_variance", "d2_absolute_error_score", "d2_brier_score",
+            "d2_log_loss_score", "adjusted_mutual_info_score",
+        ),
+        (-math.inf, 1.0),
+    ),
+    "mutual_info_score": (0.0, math.inf),
+    "positive_likelihood_ratio": (0.0, math.inf),
+}  # fmt: skip
+
+#: Slack on a range's bounds, for the rounding of averaged metrics (e.g. a weighted F1).
+_RANGE_TOLERANCE = 1e-9
+
+
+def metric_range(metric: str) -> tuple[float, float] | None:
+    """Return the range ``(low, high)`` of a scikit-learn scorer's values, or None if unknown.
+
+    Known for the bounded scorers of :func:`sklearn.metrics.get_scorer_names`: ``[0,
+    1]`` for accuracies, ROC AUCs, average precision, F1, precision, recall,
+    Jaccard and the clustering indices in ``[0, 1]``; ``[-1, 1]`` for Matthews'
+    correlation and the adjusted Rand index; ``(-inf, 1]`` for R², the explained
+    variance, the D² scores and the adjusted mutual information; ``[0, inf)`` for
+    the mutual information and the positive likelihood ratio; ``(-inf, 0]`` for
+    every negated loss (``neg_*``). A score cube whose ``metric`` names one of
+    them must hold values in it (:func:`validate_score`).
+    """
+    if metric.startswith("neg_") and metric in _sklearn_scorer_names():
+        return (-math.inf, 0.0)
+    return _METRIC_RANGES.get(metric)
 
 
 def examples_refusal(method: str) -> str:
@@ -360,29 +541,52 @@ def _check_block_sizes(cube: xr.DataArray, n_test: np.ndarray) -> None:
 
 
 def _check_values(cube: xr.DataArray, unit: str) -> None:
-    """Every score finite: one pass over a dask cube, the first bad one located by labels."""
+    """Every score finite, and in its metric's range when known (:func:`metric_range`).
+
+    One pass over a dask cube; the first bad value located by labels. The range is
+    checked on a cube of models only: a contrast of scores (a difference of two
+    AUCs) has its own range.
+    """
     others = [d for d in cube.dims if d != SPLIT]
+    metric = cube.attrs.get(METRIC)
+    bounds = metric_range(metric) if unit == MODEL and isinstance(metric, str) else None
+    outside = xr.zeros_like(cube, dtype=bool)
+    if bounds is not None:
+        low, high = bounds
+        tol = _RANGE_TOLERANCE
+        outside = (cube < low - tol * max(1.0, abs(low))) | (
+            cube > high + tol * max(1.0, abs(high))
+        )
     stats = xr.Dataset(
         {
             "nan_split": cube.isnull().any(others),
             "inf_split": np.isinf(cube).any(others),
+            "range_split": outside.any(others),
             "n_nan": cube.isnull().sum(),
             "n_inf": np.isinf(cube).sum(),
+            "n_range": outside.sum(),
         }
     ).compute()
-    for kind in ("nan", "inf"):
+    for kind in ("nan", "inf", "range"):
         count = int(stats[f"n_{kind}"])
         if not count:
             continue
         s = int(np.argmax(stats[f"{kind}_split"].values))
         row = cube.isel({SPLIT: s})
         values = np.asarray(row.values)
-        bad = np.isnan(values) if kind == "nan" else np.isinf(values)
+        if kind == "nan":
+            bad = np.isnan(values)
+        elif kind == "inf":
+            bad = np.isinf(values)
+        else:
+            bad = np.asarray(outside.isel({SPLIT: s}).values)
         idx = np.argwhere(bad)[0]
         where = ", ".join(
             [_label(cube, SPLIT, s)]
             + [_label(row, d, int(k)) for d, k in zip(row.dims, idx, strict=True)]
         )
+        if kind == "range":
+            raise CubeError(_range_message(str(metric), bounds, count, values[tuple(idx)], where))
         if kind == "nan":
             raise CubeError(
                 f"the score cube holds {count} NaN score(s) (first at {where}); every split "
@@ -394,6 +598,30 @@ def _check_values(cube: xr.DataArray, unit: str) -> None:
             f"the score cube holds {count} infinite score(s) (first at {where}); scores must "
             "be finite. Fix the metric (e.g. a log loss of a probability 0) or clip it."
         )
+
+
+def _range_message(
+    metric: str, bounds: tuple[float, float] | None, count: int, value: float, where: str
+) -> str:
+    """Return the error for a score outside the range of its metric (a scikit-learn scorer)."""
+    low, high = bounds if bounds is not None else (-math.inf, math.inf)
+    shown = f"[{low:g}, {high:g}]".replace("[-inf", "(-inf").replace("inf]", "inf)")
+    if high == 0.0:
+        why = (
+            "scikit-learn negates losses in its 'neg_' scorers; if these are the losses "
+            "themselves, negate them, or name the metric after the loss (e.g. 'log_loss') "
+            "with greater_is_better=False"
+        )
+    elif high == 1.0 and value > 1.0:
+        why = "if these are percentages, divide them by 100"
+    else:
+        why = "check how the values were computed"
+    return (
+        f"the score cube's metric is {metric!r}, a scikit-learn scorer whose values lie in "
+        f"{shown}, but it holds {count} value(s) outside that range (first {float(value):g} "
+        f"at {where}): {why}; if the metric is another one, name it: "
+        "cube.attrs['metric'] = '...' (or metric=... to cvstats.cube.from_scores)."
+    )
 
 
 def validate_score(cube: xr.DataArray) -> None:
@@ -411,9 +639,12 @@ def validate_score(cube: xr.DataArray) -> None:
     size: a score cube states them), ``n_train + n_test <= ⌊n/2⌋`` in the
     ``"half"`` block, each fold once per k-fold repeat and the same total per
     repeat (at most ``n``), a ``"nested"`` split as large as two folds of its
-    repeat, the two sides of a half-split at most ``n``; and every score
+    repeat, the two sides of a half-split at most ``n``; every score
     finite — NaN is refused: a score cube has no NaN pattern, a split's score
-    must exist. A dask-backed cube is read once. :func:`cvstats.validate`
+    must exist; and, on a cube of models whose ``metric`` names a bounded
+    scikit-learn scorer (:func:`metric_range`), every score in its range (a
+    ROC AUC in ``[0, 1]``, a ``neg_*`` loss ``<= 0``). A dask-backed cube is
+    read once. :func:`cvstats.validate`
     dispatches here for a cube with a ``split`` dim and no ``example`` or
     ``slot`` dim.
 
@@ -574,7 +805,7 @@ def from_scores(
 
     A score cube holds one value per split and model — a metric computed on the
     split's whole test set, e.g. a ROC AUC — instead of per-example losses. Every
-    method that uses only the split means ``μ̂_j`` (Nadeau & Bengio, 2003; theory.md
+    method that uses only the split means ``μ̂_j`` (Nadeau & Bengio, 2003; docs/theory.md
     §1, §4) runs on it unchanged; see ``docs/cube-schema.md``, "Score cubes".
 
     Parameters
@@ -813,7 +1044,7 @@ def scores_from_losses(
 ) -> xr.DataArray:
     """Return the score cube of a loss cube: the split means of its losses.
 
-    The score of a split is its mean test loss ``μ̂_j`` (theory.md §1; Nadeau &
+    The score of a split is its mean test loss ``μ̂_j`` (docs/theory.md §1; Nadeau &
     Bengio, 2003), computed as :func:`cvstats.inference.blocks.split_means`
     computes it, so every method that needs split means only gives exactly the
     same result on the score cube as on the loss cube. ``greater_is_better`` is

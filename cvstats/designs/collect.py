@@ -14,7 +14,6 @@ the backend or the number of jobs.
 
 from __future__ import annotations
 
-import functools
 import numbers
 import warnings
 import zlib
@@ -28,20 +27,14 @@ import xarray as xr
 from joblib import Parallel, delayed
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
-from sklearn.metrics import (
-    accuracy_score,
-    check_scoring,
-    get_scorer,
-    get_scorer_names,
-    make_scorer,
-)
+from sklearn.metrics import check_scoring, get_scorer
 from tqdm import tqdm
 
 from cvstats.cube import from_arrays
 from cvstats.cube.schema import EXAMPLE, MODEL, N_TEST, SPLIT, SPLIT_COORDS, UNKNOWN_SEED
-from cvstats.cube.score import from_scores
+from cvstats.cube.score import from_scores, is_sklearn_scorer, metric_direction
 from cvstats.designs.losses import LossFunction, get_loss
-from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, DesignError
+from cvstats.errors import ArgumentError, CubeError, CvstatsError, CvstatsTypeError, DesignError
 
 __all__ = ["collect"]
 
@@ -203,7 +196,11 @@ def collect(
         not given, or `greater_is_better` contradicts a scikit-learn scorer.
     DesignError
         If `design` is not a valid design, or does not match the length of
-        `X` and `y`.
+        `X` and `y`. The design (and the cube it gives: split coordinates,
+        block rules, test and training sets, labels, attrs, the cube's name) is
+        checked before any model is fitted, so an invalid design costs no fit;
+        a problem the cube schema finds is raised as that check's
+        :class:`CubeError`.
     CubeError
         If a learner or loss callable returns the wrong shape, a loss is not
         finite, or a scorer fails or gives no finite number on a split (e.g.
@@ -248,6 +245,8 @@ def collect(
     train_mask, test_mask, n = _check_design(design)
     X, y = _check_data(X, y, n)
     root = _root_seed(seed, design)
+    models = [learner.name for learner in checked]
+    _check_cubes(design, models, loss_name if want_loss else None, name, scoring_, root)
     classes = np.unique(y) if needs_proba else None
 
     train_idx = _row_indices(train_mask)
@@ -282,7 +281,6 @@ def collect(
                 scores[s, m] = score_values
             bar.update()
 
-    models = [learner.name for learner in checked]
     loss_cube = None
     if losses is not None:
         loss_cube = from_arrays(
@@ -315,6 +313,58 @@ def collect(
     if loss_cube is not None:
         return loss_cube, out
     return out
+
+
+def _check_cubes(
+    design: xr.Dataset,
+    models: list[str],
+    loss_name: str | None,
+    name: str | None,
+    scoring: _Scoring | None,
+    root: int,
+) -> None:
+    """Build the cubes :func:`collect` returns on placeholder values, before any fit.
+
+    Whatever would make :func:`cvstats.from_arrays` or :func:`cvstats.from_scores`
+    refuse the result -- a design that breaks the cube schema (a test set meeting its
+    training set, ``n_train`` disagreeing with the ``train`` mask, a k-fold repeat that
+    does not partition the examples, a block's rules, unequal test sizes it cannot
+    state, duplicated labels, missing attrs) or a cube name that clashes with a
+    coordinate -- raises here, with the same error, before any model is fitted. The
+    loss cube's checks run whatever is collected, since they are the ones that read
+    the design's masks; they use one model (the rules do not depend on the others)
+    and float32 placeholders: the design's size, not the losses'.
+    """
+    S = design.sizes[SPLIT]
+    try:
+        # the loss cube's checks see the design's masks (test sets off the training sets,
+        # n_train, partitions, halves): run them for a score cube too
+        test = np.asarray(design["test"].values, dtype=bool)[..., None]
+        placeholder = np.where(test, np.float32(0.0), np.float32(np.nan))
+        from_arrays(
+            placeholder,
+            design=design,
+            models=models[:1],
+            name=(name or loss_name) if loss_name is not None else "loss",
+            attrs={"loss": loss_name or "loss", "collect_seed": root},
+        )
+        if scoring is not None:
+            for key in scoring.names:
+                from_scores(
+                    np.zeros((S, len(models))),
+                    design=design,
+                    models=models,
+                    name=key,
+                    metric=scoring.metrics[key],
+                    greater_is_better=bool(scoring.directions[key]),
+                    attrs={"collect_seed": root},
+                )
+    except CvstatsError as e:
+        e.add_note(
+            "cvstats.collect: raised while checking the design and the cube it would give, "
+            "before any model was fitted."
+        )
+        raise
 
 
 def _fit_and_evaluate(
@@ -431,21 +481,6 @@ _SCORING_FORMS = (
 _RESERVED = frozenset({SPLIT, MODEL, EXAMPLE, N_TEST, *SPLIT_COORDS})
 
 
-@functools.cache
-def _scorer_types() -> tuple[type, ...]:
-    """Return the classes of scikit-learn's scorer objects, found through public functions.
-
-    Every scorer :func:`sklearn.metrics.get_scorer` returns for a name and every
-    :func:`sklearn.metrics.make_scorer` object returns ``sign * metric``, so a
-    larger value is better whatever ``greater_is_better`` was given to
-    ``make_scorer`` (scikit-learn user guide, "The scoring parameter": "all
-    scorer objects follow the convention that higher return values are better").
-    """
-    found = {type(get_scorer(n)) for n in get_scorer_names()}
-    found.add(type(make_scorer(accuracy_score)))
-    return tuple(sorted(found, key=lambda t: t.__qualname__))
-
-
 def _callable_name(fn: Any) -> str | None:
     """Return a function's ``__name__`` if it is an identifier (not ``<lambda>``), else None."""
     name = getattr(fn, "__name__", None)
@@ -479,7 +514,7 @@ def _resolve_scoring(scoring: Any, greater_is_better: Any, name: str | None) -> 
     if isinstance(scoring, str) or (callable(scoring) and not isinstance(scoring, Mapping)):
         multi = False
         key = name if name is not None else scoring if isinstance(scoring, str) else None
-        if key is None and not isinstance(scoring, _scorer_types()):
+        if key is None and not is_sklearn_scorer(scoring):
             key = _callable_name(scoring)
         entries = {key or "score": scoring}
     elif isinstance(scoring, Mapping):
@@ -519,9 +554,7 @@ def _resolve_scoring(scoring: Any, greater_is_better: Any, name: str | None) -> 
         )
 
     scorers: dict[str, Any] = {}
-    directions: dict[str, int] = {}
     metrics: dict[str, str] = {}
-    plain: list[str] = []
     for key, value in entries.items():
         _check_metric_name(key)
         if isinstance(value, str):
@@ -533,7 +566,6 @@ def _resolve_scoring(scoring: Any, greater_is_better: Any, name: str | None) -> 
                     "get_scorer_names() lists them (e.g. 'roc_auc', 'f1_macro', "
                     "'average_precision', 'neg_log_loss', 'r2')."
                 ) from e
-            directions[key] = 1  # scikit-learn's names: larger is better ('neg_' for losses)
             metrics[key] = value
         elif callable(value):
             try:
@@ -544,39 +576,37 @@ def _resolve_scoring(scoring: Any, greater_is_better: Any, name: str | None) -> 
                     "scorer(estimator, X_test, y_test); turn a metric fn(y_true, y_pred) into "
                     "one with sklearn.metrics.make_scorer(fn, greater_is_better=...)."
                 ) from e
-            if isinstance(value, _scorer_types()):
-                directions[key] = 1
-                metrics[key] = repr(value)
-            else:
-                plain.append(key)
-                metrics[key] = _callable_name(value) or key
+            metrics[key] = (
+                repr(value) if is_sklearn_scorer(value) else _callable_name(value) or key
+            )
         else:
             raise CvstatsTypeError(
                 f"scorer {key!r} must be a scorer name or a callable scorer(estimator, X, y), "
                 f"got an object of type {type(value).__name__}; {_SCORING_FORMS}."
             )
-    directions.update(_plain_directions(greater_is_better, plain, list(entries)))
+    directions = _directions(greater_is_better, entries)
     call = check_scoring(scoring=scorers, raise_exc=False)
     return _Scoring(tuple(entries), scorers, directions, metrics, multi, call)
 
 
-def _plain_directions(given: Any, plain: list[str], keys: list[str]) -> dict[str, int]:
-    """Return the directions of the plain callables, from `greater_is_better` (never guessed)."""
-    contradiction = (
-        "scikit-learn's scorers (names and make_scorer objects) return values where larger is "
-        "better -- losses come negated, as 'neg_log_loss' or make_scorer(log_loss, "
-        "greater_is_better=False) -- so greater_is_better=False contradicts them"
-    )
+def _directions(given: Any, entries: Mapping[str, Any]) -> dict[str, int]:
+    """Return the direction of every metric (:func:`cvstats.cube.score.metric_direction`).
+
+    `greater_is_better` is read here: a bool gives the direction of every plain callable
+    (with no plain callable, of the scikit-learn scorers, which False contradicts); a
+    mapping gives it per metric name. The rule itself -- scikit-learn's scorers are
+    greater-is-better, any other metric needs its direction given -- is
+    :func:`cvstats.cube.score.metric_direction`, shared with
+    :func:`cvstats.from_cv_results`.
+    """
+    keys = list(entries)
+    sklearn = {k: is_sklearn_scorer(v) for k, v in entries.items()}
+    plain = [k for k in keys if not sklearn[k]]
     per: dict[str, bool] = {}
     if given is None:
         pass
     elif isinstance(given, bool | np.bool_):
-        if not plain and not given:
-            raise ArgumentError(
-                f"greater_is_better=False, but {contradiction}. Drop greater_is_better (it is "
-                "for plain callables), or collect the loss itself as a loss cube with loss=."
-            )
-        per = {k: bool(given) for k in plain}
+        per = dict.fromkeys(plain or keys, bool(given))
     elif isinstance(given, Mapping):
         unknown = [k for k in given if k not in keys]
         if unknown:
@@ -589,25 +619,25 @@ def _plain_directions(given: Any, plain: list[str], keys: list[str]) -> dict[str
                 raise CvstatsTypeError(
                     f"greater_is_better[{k!r}] must be True or False, got {v!r}."
                 )
-            if k not in plain and not v:
-                raise ArgumentError(f"greater_is_better[{k!r}] is False, but {contradiction}.")
-        per = {k: bool(given[k]) for k in plain if k in given}
+            per[k] = bool(v)
     else:
         raise CvstatsTypeError(
             "`greater_is_better` must be True, False or a dict from metric names to bools, got "
             f"an object of type {type(given).__name__}."
         )
-    missing = [k for k in plain if k not in per]
-    if missing:
-        raise ArgumentError(
-            f"the direction of the plain callable scorer(s) {missing} is unknown, and cvstats "
-            "does not guess it: it decides which way a difference of models points. Pass "
-            "greater_is_better=True if a larger value is better (an accuracy, a ROC AUC; "
-            "scikit-learn's convention for scorers) or False if it is a loss or an error (or "
-            "a dict, e.g. greater_is_better={" + repr(missing[0]) + ": False}), or build the "
-            "scorer with sklearn.metrics.make_scorer(metric, greater_is_better=...)."
+    return {
+        k: metric_direction(
+            k,
+            per.get(k),
+            sklearn_scorer=sklearn[k],
+            unknown=f"{k!r} is a plain callable, not a scikit-learn scorer",
+            hint=(
+                f" (a dict names the metric: greater_is_better={{{k!r}: False}}), or build the "
+                "scorer with sklearn.metrics.make_scorer(metric, greater_is_better=...)"
+            ),
         )
-    return {k: int(v) for k, v in per.items()}
+        for k in keys
+    }
 
 
 def _number(value: Any) -> float | None:

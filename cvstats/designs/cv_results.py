@@ -33,7 +33,7 @@ import xarray as xr
 from numpy.typing import ArrayLike
 
 from cvstats.cube.schema import MODEL, SPLIT
-from cvstats.cube.score import from_scores
+from cvstats.cube.score import from_scores, is_sklearn_scorer, metric_direction
 from cvstats.designs.splitters import from_splitter
 from cvstats.errors import (
     ArgumentError,
@@ -88,18 +88,6 @@ class _Table:
 # --------------------------------------------------------------------------
 # scikit-learn
 # --------------------------------------------------------------------------
-
-
-def _scorer_names() -> frozenset[str]:
-    """Return the names of scikit-learn's built-in scorers; every one is greater-is-better.
-
-    scikit-learn's scorers follow one convention, "higher return values are
-    better than lower return values" (user guide, 3.4.1): losses are offered
-    negated (``neg_mean_squared_error``, ``neg_log_loss``).
-    """
-    from sklearn.metrics import get_scorer_names
-
-    return frozenset(get_scorer_names())
 
 
 def _default_score(estimator: Any, params: Sequence[Mapping[str, Any]]) -> str:
@@ -567,7 +555,6 @@ def _select(
                 f"`greater_is_better` names metric(s) {unknown} that are not read; the "
                 f"metrics are {sorted(names)}."
             )
-    known_names = _scorer_names()
     out = []
     for key in chosen:
         scorer = table.scorers.get(key, table.default_scorer)
@@ -584,37 +571,25 @@ def _select(
         else:
             name = key
         label = known_scorer or name
-        known = known_scorer is not None or (scorer is None and name in known_names)
-        given = _direction_given(greater_is_better, name, key)
-        if known:
-            if given is False:
-                raise ArgumentError(
-                    f"`greater_is_better` = False for {label!r}, but {label!r} is a "
-                    "scikit-learn scorer, and every scikit-learn scorer is greater-is-better "
-                    "(losses are negated: neg_mean_squared_error, neg_log_loss); drop "
-                    "`greater_is_better`."
-                )
-            direction = 1
-        elif given is None:
-            why = (
-                f"the search scored {name!r} with a custom scorer (a callable)"
-                if scorer == _CUSTOM
-                else f"{name!r} is not the name of a scikit-learn scorer"
-            )
-            raise ArgumentError(
-                f"`greater_is_better` is required for the metric {name!r}: {why}, so whether "
-                "a larger value is better is unknown, and cvstats never guesses it. Pass "
-                "greater_is_better=True if a larger value is better (accuracy, ROC AUC, R², "
-                "or any scikit-learn scorer), False if it is a loss"
-                + (
-                    ""
-                    if scorer == _CUSTOM
-                    else ", or name the scorer that made it with metric= (e.g. 'roc_auc')"
-                )
-                + f" {_MAKE_SCORER_NOTE}."
-            )
-        else:
-            direction = int(given)
+        # a scorer the search names, or (nothing known of the scorer) a scorer's name
+        sklearn = (
+            is_sklearn_scorer(known_scorer)
+            if known_scorer is not None
+            else (scorer is None and is_sklearn_scorer(name))
+        )
+        why = (
+            f"the search scored {name!r} with a custom scorer (a callable)"
+            if scorer == _CUSTOM
+            else f"{name!r} is not the name of a scikit-learn scorer"
+        )
+        hint = "" if scorer == _CUSTOM else ", or name its scorer with metric= (e.g. 'roc_auc')"
+        direction = metric_direction(
+            label,
+            _direction_given(greater_is_better, name, key),
+            sklearn_scorer=sklearn,
+            unknown=why,
+            hint=f"{hint} {_MAKE_SCORER_NOTE}",
+        )
         out.append((key, name, label, direction))
     return out, many
 

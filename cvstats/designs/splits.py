@@ -9,11 +9,11 @@ splits. Pass class labels as ``stratify=y`` for stratified splits (class
 proportions kept in every training and test set, through scikit-learn's
 stratified splitters).
 
-The designs follow theory.md §1, §4 and §6. A split draws its training set
+The designs follow docs/theory.md §1, §4 and §6. A split draws its training set
 of size ``n1`` and its test set of size ``n2`` at random from the examples
 the design uses; by default ``n1 = n - n2`` (all examples). With a smaller
 ``n_train`` the data set is cut *once* to its first ``n_train + n_test``
-examples and every split is drawn inside them (theory.md §6: "throwing data
+examples and every split is drawn inside them (docs/theory.md §6: "throwing data
 away" without changing ``ρ``).
 """
 
@@ -26,14 +26,16 @@ import numpy as np
 import xarray as xr
 from numpy.typing import ArrayLike, NDArray
 
+from cvstats.cube.dense import NESTED_TRAIN, nested_train
 from cvstats.cube.schema import (
     BLOCKS,
     EXAMPLE,
     INT_SPLIT_COORDS,
+    N_TEST,
     SPLIT,
     UNKNOWN_SEED,
 )
-from cvstats.errors import DesignError
+from cvstats.errors import CubeError, DesignError
 
 __all__ = [
     "holdout",
@@ -217,7 +219,7 @@ def _main_block(
     J: int,
     labels: NDArray | None,
 ) -> _Block:
-    pool = np.arange(n_train + n_test)  # the data set cut once (theory.md §6)
+    pool = np.arange(n_train + n_test)  # the data set cut once (docs/theory.md §6)
     tr, te = _draw_splits(rng, pool, n_test, n_train, J, labels)
     return _Block("main", *_masks(n, tr, te))
 
@@ -283,7 +285,7 @@ def _check_half_sizes(n: int, n_test: int) -> None:
         raise DesignError(
             f"the conservative Z trains inside halves of floor(n/2) = {h} examples with "
             f"training size floor(n/2) - n_test, so `n_test` = {n_test} must be < {h} "
-            "(theory.md §4, method 4); choose a smaller n_test."
+            "(docs/theory.md §4, method 4); choose a smaller n_test."
         )
 
 
@@ -300,7 +302,7 @@ def holdout(
     stratify: ArrayLike | None = None,
     seed: int | None = None,
 ) -> xr.Dataset:
-    """Design with one random hold-out split (theory.md §4, method 1).
+    """Design with one random hold-out split (docs/theory.md §4, method 1).
 
     Parameters
     ----------
@@ -347,7 +349,7 @@ def resampled(
     stratify: ArrayLike | None = None,
     seed: int | None = None,
 ) -> xr.Dataset:
-    """Design with ``J`` independent random train/test splits (theory.md §1).
+    """Design with ``J`` independent random train/test splits (docs/theory.md §1).
 
     The main block of the resampled t, the corrected resampled t (methods 2
     and 6) and of every estimate ``μ̂_J``.
@@ -363,7 +365,7 @@ def resampled(
     n_train : int, optional
         Training-set size ``n1``; default ``n - n_test``. A smaller value cuts
         the data set once to its first ``n_train + n_test`` examples
-        (theory.md §6).
+        (docs/theory.md §6).
     stratify : array-like, optional
         Class labels for stratified splits.
     seed : int, optional
@@ -398,7 +400,7 @@ def kfold(
     stratify: ArrayLike | None = None,
     seed: int | None = None,
 ) -> xr.Dataset:
-    """Design of (repeated) K-fold cross-validation (theory.md §4 k-fold t, §7).
+    """Design of (repeated) K-fold cross-validation (docs/theory.md §4 k-fold t, §7).
 
     Every repeat partitions the ``n`` examples into ``K`` folds of sizes
     ``⌊n/K⌋`` or ``⌈n/K⌉``; each fold is the test set of one split, trained on
@@ -543,7 +545,7 @@ def from_folds(fold_of: ArrayLike, *, seed: int = -1) -> xr.Dataset:
 def five_by_two(
     n: int, *, stratify: ArrayLike | None = None, seed: int | None = None
 ) -> xr.Dataset:
-    """Design of Dietterich's 5x2cv (theory.md §4, method 3).
+    """Design of Dietterich's 5x2cv (docs/theory.md §4, method 3).
 
     Five times, the data are split at random into halves ``D_m`` and
     ``D_m^c`` of size ``⌊n/2⌋`` (odd ``n``: one example left out). Side 0 trains
@@ -587,7 +589,7 @@ def conservative_z(
     stratify: ArrayLike | None = None,
     seed: int | None = None,
 ) -> xr.Dataset:
-    """Design of the conservative Z (theory.md §4, method 4, eq. 11).
+    """Design of the conservative Z (docs/theory.md §4, method 4, eq. 11).
 
     A main block of ``J`` splits of the whole data (test size ``n_test``,
     training size ``n_train``, default ``n - n_test``) for ``μ̂_J``, and a
@@ -650,7 +652,7 @@ def bootstrap(
     stratify: ArrayLike | None = None,
     seed: int | None = None,
 ) -> xr.Dataset:
-    """Design of the (corrected) bootstrap (theory.md §4, methods 5 and 7).
+    """Design of the (corrected) bootstrap (docs/theory.md §4, methods 5 and 7).
 
     A main block of ``J`` splits plus ``R`` replicate blocks of ``J`` fresh,
     independent splits of the same data (``(R + 1) J`` fits).
@@ -708,7 +710,7 @@ def nadeau_bengio(
     stratify: ArrayLike | None = None,
     seed: int | None = None,
 ) -> xr.Dataset:
-    """Design that serves every method of theory.md §4 in one cube.
+    """Design that serves every method of docs/theory.md §4 in one cube.
 
     Main block (``J`` splits), ``"half"`` block of the conservative Z (``M``
     half-splits, ``J`` splits inside each half), ``"replicate"`` block of the
@@ -770,6 +772,12 @@ def combine(*designs: xr.Dataset) -> xr.Dataset:
     from one design only (two main blocks would mix two estimates ``μ̂_J``);
     take a block out of a design with :func:`select_blocks`.
 
+    A design may state its test sizes in an ``n_test`` coordinate
+    (:func:`cvstats.designs.from_splitter` does); when some of the designs do,
+    the others get it too, computed from their own ``test`` masks (the number
+    of test examples of each split: a fact of the design, not a guess), and a
+    stated ``n_test`` must agree with its design's ``test`` mask.
+
     Parameters
     ----------
     *designs : xarray.Dataset
@@ -780,7 +788,18 @@ def combine(*designs: xr.Dataset) -> xr.Dataset:
     xarray.Dataset
         The combined design; ``design`` attr ``"combine(a+b+...)"``, ``seed``
         the common seed (or -1 when they differ; the seeds are listed in
-        ``component_seeds``).
+        ``component_seeds``); ``nested_train`` = 1 when a component's training
+        sets are nested (``TimeSeriesSplit``): the methods that pool splits as
+        random draws then refuse the combined design's cubes, so keep such a
+        design on its own.
+
+    Raises
+    ------
+    DesignError
+        If an argument is not a design, the designs are over different examples,
+        a block comes from two designs, a stated ``n_test`` disagrees with its
+        design's ``test`` mask, or a design has a split coordinate the others
+        lack (other than ``n_test``).
 
     Examples
     --------
@@ -813,7 +832,8 @@ def combine(*designs: xr.Dataset) -> xr.Dataset:
                     f"cvstats.designs.select_blocks(design, exclude=[{b!r}])."
                 )
             seen[str(b)] = i
-    out = xr.concat(list(designs), dim=SPLIT, combine_attrs="drop")
+    parts = _same_split_coords(designs)
+    out = xr.concat(parts, dim=SPLIT, combine_attrs="drop")
     out = out.assign_coords({SPLIT: np.arange(out.sizes[SPLIT], dtype=np.int64)})
     seeds = [int(d.attrs.get("seed", UNKNOWN_SEED)) for d in designs]
     out.attrs = {
@@ -822,7 +842,56 @@ def combine(*designs: xr.Dataset) -> xr.Dataset:
         "seed": seeds[0] if len(set(seeds)) == 1 else UNKNOWN_SEED,
         "component_seeds": seeds,
     }
+    try:
+        nested = [nested_train(d) for d in designs]
+    except CubeError as e:
+        raise DesignError(str(e)) from e
+    if any(NESTED_TRAIN in d.attrs for d in designs):
+        out.attrs[NESTED_TRAIN] = int(any(nested))
     return out
+
+
+def _same_split_coords(designs: Sequence[xr.Dataset]) -> list[xr.Dataset]:
+    """Return the designs with one set of split coordinates (``n_test`` added where missing).
+
+    ``n_test`` (the test size of each split) is computed from a design's own ``test``
+    mask; a stated one must agree with it. Any other coordinate on ``split`` that only
+    some designs have is refused: its values for the others are unknown.
+    """
+
+    def on_split(d: xr.Dataset) -> set[str]:
+        return {str(c) for c in d.coords if c != SPLIT and d[c].dims == (SPLIT,)}
+
+    counts = [np.asarray(d["test"].sum(EXAMPLE).values, dtype=np.int64) for d in designs]
+    for i, (d, counted) in enumerate(zip(designs, counts, strict=True)):
+        if N_TEST not in d.coords:
+            continue
+        differs = np.asarray(d[N_TEST].values) != counted
+        if differs.any():
+            j = int(np.argmax(differs))
+            raise DesignError(
+                f"design {i} states `{N_TEST}` = {int(d[N_TEST].values[j])} for split "
+                f"{d[SPLIT].values[j].item()!r}, but its `test` mask holds {counted[j]} test "
+                f"example(s) there; fix `{N_TEST}` (or drop it: design.drop_vars({N_TEST!r})) "
+                "or rebuild the design."
+            )
+    parts = list(designs)
+    if any(N_TEST in d.coords for d in parts):
+        parts = [
+            d if N_TEST in d.coords else d.assign_coords({N_TEST: (SPLIT, counted)})
+            for d, counted in zip(parts, counts, strict=True)
+        ]
+    every = set.union(*(on_split(d) for d in parts))
+    for i, d in enumerate(parts):
+        missing = sorted(every - on_split(d))
+        if missing:
+            raise DesignError(
+                f"design {i} lacks the split coordinate(s) {missing} that another design has; "
+                "combine designs with the same split coordinates: add them to design "
+                f"{i} with design.assign_coords(...), or drop them from the others with "
+                f"design.drop_vars({missing})."
+            )
+    return parts
 
 
 def select_blocks(

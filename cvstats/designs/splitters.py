@@ -19,6 +19,7 @@ import numpy as np
 import xarray as xr
 from numpy.typing import ArrayLike, NDArray
 
+from cvstats.cube.dense import NESTED_TRAIN
 from cvstats.cube.schema import EXAMPLE, INT_SPLIT_COORDS, SPLIT, UNKNOWN_SEED
 from cvstats.errors import ArgumentError, DesignError
 
@@ -327,6 +328,12 @@ def from_splitter(
         same training / test size) and ``nested_train`` (at least two splits,
         each training set containing the previous one, as in
         ``TimeSeriesSplit``); with ``partition``, also ``K`` and ``repeats``.
+        ``nested_train`` is carried by the cubes built on the design (through
+        :func:`cvstats.from_arrays`, :func:`cvstats.collect`,
+        :func:`cvstats.from_scores`, ``save``/``open_cube``), and every method
+        that pools splits as exchangeable random draws refuses a cube with
+        ``nested_train = 1`` (``docs/splitters.md``, "Time-ordered splits"); the
+        hold-out methods on one split (``holdout_t(cube, split=...)``) remain.
 
     Raises
     ------
@@ -402,7 +409,7 @@ def from_splitter(
         "partition": int(folds is not None),
         "equal_n_train": int(np.unique(n_train).size == 1),
         "equal_n_test": int(np.unique(n_test).size == 1),
-        "nested_train": int(S >= 2 and bool((train[:-1] <= train[1:]).all())),
+        NESTED_TRAIN: int(S >= 2 and bool((train[:-1] <= train[1:]).all())),
     }
     if folds is not None:
         coords_int["repeat"], coords_int["fold"] = folds

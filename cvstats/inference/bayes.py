@@ -72,9 +72,15 @@ def bayesian_correlated_t(
     value is Student ``t`` with ``df = J - 1``, location ``x̄`` and
     ``scale² = (1/J + ρ/(1 - ρ)) S²`` (``S²`` the sample variance of the ``x_j``);
     the probabilities of ``μ`` below, inside and above the rope follow. It is
-    the corrected resampled t (theory.md §4, method 6) read as a posterior, and
-    shares its assumption that ``ρ`` is right: ``ρ = 1/K`` for a (repeated)
-    k-fold main block, ``ρ0 = n2/(n1 + n2)`` for random splits (theory.md §3).
+    the corrected resampled t (docs/theory.md §4, method 6) read as a posterior, and
+    shares its assumption that ``ρ`` is right: ``ρ0 = n2/(n1 + n2)`` for random
+    splits (docs/theory.md §3) and, for a (repeated) k-fold main block, ``ρ = 1/K``:
+    the value at which ``ρ/(1 - ρ)`` equals the corrected repeated k-fold t's
+    ``n2/n1 = 1/(K - 1)`` (Bouckaert & Frank 2004; Corani & Benavoli 2015). For
+    ``R > 1`` repetitions this is the correction's assumed correlation, not the
+    average correlation of the ``R K`` fold means, which :func:`cvstats.fit_rho`
+    estimates (``(R - 1)/(K R - 1)`` when the loss depends only on the test
+    example; docs/theory.md §9.2, §9.5).
 
     Parameters
     ----------

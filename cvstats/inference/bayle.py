@@ -134,9 +134,7 @@ def bayle_cv(
     """
     variance = renamed_option(options, "variance", "variant", variant, "out", "bayle_cv")
     if variance not in BAYLE_VARIANCES:
-        raise ArgumentError(
-            f"`variant` must be one of {list(BAYLE_VARIANCES)}, got {variance!r}."
-        )
+        raise ArgumentError(f"`variant` must be one of {list(BAYLE_VARIANCES)}, got {variance!r}.")
     spec = METHODS["bayle_cv" + ("" if variance == "out" else f"_{variance}")]
     opts = check_options(cube, mu0, alpha, alternative, method=spec, extra=options)
     e, fold = out_of_fold_errors(cube)

@@ -1,8 +1,8 @@
 """From a cube to the arrays each method needs: split means arranged by block.
 
 Every inference method starts from the test means ``μ̂_j`` of the splits
-(theory.md §1), computed once over the ``example`` dim, and picks the
-blocks it needs (theory.md §4): the main resampling, the conservative-Z
+(docs/theory.md §1), computed once over the ``example`` dim, and picks the
+blocks it needs (docs/theory.md §4): the main resampling, the conservative-Z
 halves, the bootstrap replicates or Dietterich's 5x2 halves. This module
 arranges them into the core dims the kernels expect, through vectorized
 indexing on the ``split`` dim (so dask-backed cubes stay lazy), and raises
@@ -70,11 +70,12 @@ R_DIM = "_r"
 def split_means(
     cube: xr.DataArray, blocks: Sequence[str] | None = None, method: str = "this method"
 ) -> xr.DataArray:
-    """Test mean ``μ̂_j`` of the splits (theory.md §1), over ``(*extra, split, unit)``.
+    """Test mean ``μ̂_j`` of the splits (docs/theory.md §1), over ``(*extra, split, unit)``.
 
     NaN (non-test) losses are skipped; the reduction is chunk-wise on dask. A
     score cube is split-level already: its scores are returned as they are (the
-    splits of ``blocks`` selected, attrs dropped as a reduction drops them).
+    splits of ``blocks`` selected; attrs kept, as the reduction of a loss cube keeps
+    them, so a result can say which metric it is about and in which direction).
 
     Parameters
     ----------
@@ -94,7 +95,7 @@ def split_means(
         # a slice is a view; an index array would copy the selected losses first
         cube = cube.isel({SPLIT: slice(keep[0], keep[-1] + 1) if contiguous else keep})
     if is_score(cube):  # one score per split: the split means themselves
-        return cube.copy(deep=False).drop_attrs(deep=False)
+        return cube.copy(deep=False)
     # a compact cube (cvstats.cube.compact) holds the test losses on a `slot` dim, NaN-padded
     over = SLOT if SLOT in cube.dims else EXAMPLE
     # bottleneck's nanmean reads the data once, numpy's copies it: ~20x faster on numpy
@@ -155,7 +156,7 @@ def _grid(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
 
 
 def half_means(means: xr.DataArray, method: str) -> xr.DataArray:
-    """Half-block split means over core dims ``(_m, _side, _j)`` (theory.md §4, method 4)."""
+    """Half-block split means over core dims ``(_m, _side, _j)`` (docs/theory.md §4, method 4)."""
     pos = block_positions(means, "half", method)
     frame = pd.DataFrame(
         {"pos": pos, "half": means["half"].values[pos], "side": means["side"].values[pos]}
@@ -165,7 +166,7 @@ def half_means(means: xr.DataArray, method: str) -> xr.DataArray:
 
 
 def replicate_means(means: xr.DataArray, method: str) -> xr.DataArray:
-    """Replicate-block split means over core dims ``(_r, _j)`` (theory.md §4, method 5)."""
+    """Replicate-block split means over core dims ``(_r, _j)`` (docs/theory.md §4, method 5)."""
     pos = block_positions(means, "replicate", method)
     frame = pd.DataFrame({"pos": pos, "replicate": means["replicate"].values[pos]})
     index = _grid(frame, ["replicate"])
@@ -179,7 +180,7 @@ def replicate_means(means: xr.DataArray, method: str) -> xr.DataArray:
 
 
 def five_by_two_means(means: xr.DataArray, method: str) -> xr.DataArray:
-    """5x2 split means over core dims ``(_m, _side)`` (theory.md §4, method 3).
+    """5x2 split means over core dims ``(_m, _side)`` (docs/theory.md §4, method 3).
 
     ``[..., m, 0]`` is ``μ̃_(m)`` (trained on ``D_m``, tested on ``D_m^c``) and
     ``[..., m, 1]`` is ``μ̃^c_(m)``.

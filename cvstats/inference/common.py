@@ -21,8 +21,8 @@ from cvstats.cube import validate
 from cvstats.cube.apply import apply_kernel
 from cvstats.cube.checks import validate_alpha, validate_alternative
 from cvstats.cube.score import examples_refusal, is_score
-from cvstats.errors import ArgumentError, CubeError
-from cvstats.inference.registry import MethodSpec
+from cvstats.errors import ArgumentError, CubeError, DesignError
+from cvstats.inference.registry import MethodSpec, time_order_refusal
 from cvstats.results import InferenceResult
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "trusted",
     "check_options",
     "check_sizes",
+    "check_not_time_ordered",
     "apply_kernel",
     "pvalues",
     "make_result",
@@ -80,7 +81,10 @@ def check_options(
     collected with ``**options``) that it does not take; and, with a
     :class:`~cvstats.errors.CubeError` saying why and what to collect instead, a
     score cube (:mod:`cvstats.cube.score`) when the method needs per-example
-    losses (``method.needs == "examples"``), even within :func:`trusted`.
+    losses (``method.needs == "examples"``), even within :func:`trusted`; and, with a
+    :class:`~cvstats.errors.DesignError`, a cube whose training sets are nested (attr
+    ``nested_train = 1``, e.g. ``TimeSeriesSplit``) when the method pools splits as
+    exchangeable random draws (:meth:`MethodSpec.time_order_refusal`).
     """
     if method is not None and method.needs == "examples" and is_score(cube):
         raise CubeError(examples_refusal(method.name))
@@ -88,9 +92,31 @@ def check_options(
         method.check_options({"mu0": mu0, "alternative": alternative, **(extra or {})})
     if check and id(cube) not in _TRUSTED.get():
         validate(cube)
+    if method is not None:  # after validation, which names a cube that is no cube
+        ordered = method.time_order_refusal(cube)
+        if ordered is not None:
+            raise DesignError(ordered)
     if isinstance(mu0, bool) or not isinstance(mu0, numbers.Real) or not np.isfinite(mu0):
         raise ArgumentError(f"`mu0` must be a finite real number, got {mu0!r}.")
     return Options(float(mu0), validate_alpha(alpha), validate_alternative(alternative))
+
+
+def check_not_time_ordered(cube: xr.DataArray, method: str) -> None:
+    """Refuse a cube whose training sets are nested, for an analysis that pools its splits.
+
+    For the analyses outside the registry that treat the splits as exchangeable
+    random draws (:func:`cvstats.fit_rho`, :func:`cvstats.fit_r`,
+    :func:`cvstats.fit_lemma1`); see
+    :func:`cvstats.inference.registry.time_order_refusal`.
+
+    Raises
+    ------
+    DesignError
+        If the cube's attr ``nested_train`` is 1.
+    """
+    problem = time_order_refusal(cube, method)
+    if problem is not None:
+        raise DesignError(problem)
 
 
 def check_sizes(cube: xr.DataArray, n1: int, n2: int) -> tuple[int, int]:

@@ -1,4 +1,4 @@
-"""Dietterich's 5x2cv t test, its variants, and Alpaydın's combined F (theory.md §4, 3)."""
+"""Dietterich's 5x2cv t test, its variants, and Alpaydın's combined F (docs/theory.md §4, 3)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def dietterich_5x2cv(
     alternative: str = "two-sided",
     **options: Any,
 ) -> InferenceResult:
-    """Dietterich's 5x2cv paired t test (theory.md §4, method 3).
+    """Dietterich's 5x2cv paired t test (docs/theory.md §4, method 3).
 
     ``μ̃_(m)``: mean loss on ``D_m^c`` of the model trained on ``D_m``;
     ``μ̃^c_(m)`` the reverse; ``σ̂²_Diet = (1/10) Σ_m (μ̃_(m) - μ̃^c_(m))²``.
@@ -100,7 +100,7 @@ def combined_5x2cv_f(
     alternative: str = "two-sided",
     **options: Any,
 ) -> InferenceResult:
-    """Alpaydın's combined 5x2cv F test (theory.md §4, method 3).
+    """Alpaydın's combined 5x2cv F test (docs/theory.md §4, method 3).
 
     With ``p_m^(1) = μ̃_(m) - μ0``, ``p_m^(2) = μ̃^c_(m) - μ0`` and
     ``s_m² = (p_m^(1) - p̄_m)² + (p_m^(2) - p̄_m)²``:

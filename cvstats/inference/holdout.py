@@ -1,4 +1,4 @@
-"""Tests on one hold-out split (theory.md §4, method 1): hold-out t and McNemar."""
+"""Tests on one hold-out split (docs/theory.md §4, method 1): hold-out t and McNemar."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def holdout_t(
     variant: str = "z",
     **options: Any,
 ) -> InferenceResult:
-    """Hold-out test on one split (theory.md §4, method 1).
+    """Hold-out test on one split (docs/theory.md §4, method 1).
 
     ``μ̂_1`` = mean of the ``n2`` test losses, ``σ̂² = S_L² / n2``; reference
     ``N(0, 1)`` (default) or ``t_{n2-1}`` (``variant="t"``, the NIPS paper's
@@ -173,7 +173,7 @@ def mcnemar(
     mu0: float = 0.0,
     **options: Any,
 ) -> InferenceResult:
-    """McNemar's test of two classifiers on one hold-out split (theory.md §4, method 1).
+    """McNemar's test of two classifiers on one hold-out split (docs/theory.md §4, method 1).
 
     With ``n10`` = #(A wrong, B right) and ``n01`` = #(A right, B wrong) on the
     test set: ``"z"``: ``(n10 - n01)/sqrt(n10 + n01)`` against ``N(0, 1)``;

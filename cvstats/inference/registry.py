@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from cvstats.cube.dense import NESTED_TRAIN, nested_train
+from cvstats.cube.schema import SPLIT
 from cvstats.cube.score import examples_refusal, is_score
 from cvstats.errors import ArgumentError
 from cvstats.inference.blocks import block_sizes
@@ -38,6 +40,7 @@ __all__ = [
     "applicable_methods",
     "design_kinds",
     "spec",
+    "time_order_refusal",
 ]
 
 #: What a method's interval is valid for: the learner (unconditional error,
@@ -70,6 +73,10 @@ _HOLDOUT = "liberal for n1μ: (n2 σ3 + σ0 - σ3)/(σ0 - σ3) > 1 (valid for th
 _CORRECTED = "(1 + Jρ/(1-ρ)) / (1 + J n2/n1): liberal if ρ > ρ0 = n2/n, conservative if ρ < ρ0"
 _RESAMPLED = "liberal for n1μ: 1 + Jρ/(1-ρ) > 1 (valid for the conditional E[μ̂_J | data])"
 _FIVE_BY_TWO = "σ1/(σ1 - σ4): liberal if σ4 = Cov[μ̃_(m), μ̃^c_(m)] > 0, conservative if < 0"
+# the t5 numerator averages both halves of m = 1: Var = (σ1 + σ4)/2, times 2 (docs/theory.md §4)
+_FIVE_BY_TWO_T5 = (
+    "(σ1 + σ4)/(σ1 - σ4): liberal if σ4 = Cov[μ̃_(m), μ̃^c_(m)] > 0, conservative if < 0"
+)
 
 
 @dataclass(frozen=True)
@@ -126,6 +133,13 @@ class MethodSpec:
     default : bool
         Whether :func:`cvstats.compare` runs it when the design supports it
         and no ``methods`` are named.
+    random_splits : bool
+        Whether its theory treats several splits as exchangeable random draws of
+        one design (every method that pools splits: the variance formulas of
+        docs/theory.md §2–§4 and Lemma 1 assume it). Such a method refuses a cube whose
+        training sets are nested (attr ``nested_train = 1``, e.g.
+        ``TimeSeriesSplit``): :meth:`time_order_refusal`. False for the methods
+        on one hold-out split.
     """
 
     name: str
@@ -148,6 +162,7 @@ class MethodSpec:
     contrasts: str = "any"
     zero_one: bool = False
     default: bool = True
+    random_splits: bool = True
 
     @property
     def func(self) -> Callable[..., Any]:
@@ -176,14 +191,30 @@ class MethodSpec:
                 )
         return None
 
+    def time_order_refusal(self, cube: xr.DataArray) -> str | None:
+        """Why this method cannot run on a cube of nested training sets (None if it can).
+
+        See :func:`time_order_refusal`; None for a method on one hold-out split
+        (:attr:`random_splits` False) and for a cube whose training sets are not
+        nested.
+        """
+        if not self.random_splits:
+            return None
+        return time_order_refusal(cube, self.name)
+
     def cube_refusal(self, cube: xr.DataArray) -> str | None:
         """Why this method cannot run on ``cube`` with its default options (None if it can).
 
-        A score cube for a method that needs per-example losses; a block of
-        :attr:`one_size` whose splits test different numbers of examples.
+        A score cube for a method that needs per-example losses; a cube whose
+        training sets are nested (:meth:`time_order_refusal`) for a method that
+        pools splits as random draws; a block of :attr:`one_size` whose splits
+        test different numbers of examples.
         """
         if self.needs == "examples" and is_score(cube):
             return examples_refusal(self.name)
+        ordered = self.time_order_refusal(cube)
+        if ordered is not None:
+            return ordered
         for block in self.one_size:
             if block in set(np.asarray(cube["block"].values).tolist()):
                 sizes = block_sizes(cube, block, self.name)
@@ -231,7 +262,7 @@ def _five_by_two(variant: str) -> MethodSpec:
         "n/2 μ",
         "learner",
         "t",
-        _FIVE_BY_TWO,
+        _FIVE_BY_TWO_T5 if variant == "t5" else _FIVE_BY_TWO,
         _S4,
         options=(*COMMON_OPTIONS, "variant"),
         fixed={"variant": variant},
@@ -274,6 +305,7 @@ _SPECS = (
         flag=_LIB,
         needs="examples",
         options=(*COMMON_OPTIONS, "split", "variant"),
+        random_splits=False,
     ),
     MethodSpec(
         "mcnemar",
@@ -294,6 +326,7 @@ _SPECS = (
         contrasts="pairwise",
         zero_one=True,
         default=False,
+        random_splits=False,
     ),
     MethodSpec(
         "kfold_t",
@@ -320,7 +353,8 @@ _SPECS = (
         "n1μ",
         "learner",
         "t",
-        "liberal if ρ > ρ0 = 1/{K}, conservative if ρ < ρ0",
+        "liberal if ρ > ρ0 = 1/{K} (the correction's n2/n1 = 1/(K-1) as a correlation; "
+        "the design's effective ρ, e.g. from fit_rho), conservative if ρ < ρ0",
         "liberal if ρ > 1/K",
         options=_SIZES,
         one_size=("main",),
@@ -459,6 +493,69 @@ def spec(name: str) -> MethodSpec:
         return METHODS[name]
     except KeyError:
         raise ArgumentError(f"unknown method {name!r}; choose from {list(METHODS)}.") from None
+
+
+def _last_split(cube: xr.DataArray) -> Any:
+    """Label of the split that trains on the most examples (the last one of a time series).
+
+    ``"<the last split's label>"`` when ``cube`` lacks the split coordinates (e.g. an
+    array of split means given to :func:`cvstats.fit_lemma1`).
+    """
+    if any(c not in cube.coords for c in (SPLIT, "block", "n_train")):
+        return "<the last split's label>"
+    labels = np.asarray(cube[SPLIT].values)
+    main = np.flatnonzero(np.asarray(cube["block"].values) == "main")
+    pos = main if main.size else np.arange(labels.size)
+    n_train = np.asarray(cube["n_train"].values)[pos]
+    return labels[pos[np.flatnonzero(n_train == n_train.max())[-1]]].item()
+
+
+def _shown(label: Any) -> str:
+    return label if label == "<the last split's label>" else repr(label)
+
+
+def time_order_refusal(cube: xr.DataArray, method: str) -> str | None:
+    """Why ``method``, which pools splits as random draws, cannot run on ``cube`` (or None).
+
+    A cube whose attr ``nested_train`` is 1 (set by
+    :func:`cvstats.designs.from_splitter` when every split's training set contains
+    the previous split's, as ``TimeSeriesSplit`` makes them) holds splits whose
+    training sets grow and overlap, in a fixed order: they are not exchangeable
+    random draws of one design with one training size ``n1``, which is what
+    Lemma 1 and every variance formula over splits assume (docs/theory.md §2, §4).
+    The message says so and what applies instead: a hold-out test of one split
+    (the last, trained on the most data) on a loss cube; nothing on a score cube.
+
+    Raises
+    ------
+    CubeError
+        If the attr is present but not 0, 1 or a bool.
+    """
+    if not nested_train(cube):
+        return None
+    last = _shown(_last_split(cube))
+    if is_score(cube):
+        instead = (
+            "A score cube keeps no per-example losses, so no method of cvstats applies to it: "
+            "collect a loss cube (cvstats.collect(..., loss=...)) and test one split as a "
+            f"hold-out, holdout_t(cube, split={last}), the last split (it trains on the most "
+            "data)."
+        )
+    else:
+        instead = (
+            f"Test one split as a hold-out instead: holdout_t(cube, split={last}), the last "
+            "split (it trains on the most data; mcnemar for the zero-one losses of two "
+            f"classifiers), or compare on cube.sel(split=[{last}])."
+        )
+    return (
+        f"{method} pools the splits as exchangeable random draws of one design, but this "
+        f"cube's training sets are nested (attr `{NESTED_TRAIN}` = 1, as TimeSeriesSplit makes "
+        "them): they grow and overlap and the splits come in a fixed order, so the variance "
+        "formulas over splits (Lemma 1; docs/theory.md §2, §4), which assume random splits of one "
+        f"training size n1, do not hold. {instead} No method of cvstats pools time-ordered "
+        "splits (for forecasts over a rolling origin, see tests of equal predictive accuracy, "
+        "e.g. Diebold & Mariano, 1995)."
+    )
 
 
 def design_kinds(cube: xr.DataArray) -> set[str]:

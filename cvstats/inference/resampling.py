@@ -1,4 +1,4 @@
-"""Tests built on random resampling splits (theory.md §4, methods 2, 4–7, k-fold)."""
+"""Tests built on random resampling splits (docs/theory.md §4, methods 2, 4–7, k-fold)."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def resampled_t(
     n2: int | None = None,
     **options: Any,
 ) -> InferenceResult:
-    """Resampled t test (theory.md §4, method 2).
+    """Resampled t test (docs/theory.md §4, method 2).
 
     ``μ̂_J`` over the ``J`` main splits, ``σ̂² = S²_{μ̂_j} / J``, reference
     ``t_{J-1}``. Its variance only sees the spread across splits of the data at
@@ -128,7 +128,7 @@ def corrected_resampled_t(
     n2: int | None = None,
     **options: Any,
 ) -> InferenceResult:
-    """Corrected resampled t test of Nadeau & Bengio (theory.md §4, method 6).
+    """Corrected resampled t test of Nadeau & Bengio (docs/theory.md §4, method 6).
 
     ``μ̂_J`` over the ``J`` main splits, ``σ̂² = (1/J + n2/n1) S²_{μ̂_j}`` (the
     unbiased ``(1/J + ρ/(1-ρ)) S²`` with ``ρ0 = n2/(n1 + n2)``), reference
@@ -187,7 +187,7 @@ def conservative_z(
     n2: int | None = None,
     **options: Any,
 ) -> InferenceResult:
-    """Conservative Z of Nadeau & Bengio (theory.md §4, method 4, eq. 11).
+    """Conservative Z of Nadeau & Bengio (docs/theory.md §4, method 4, eq. 11).
 
     ``μ̂_J`` from the main block; ``σ̂²_cz = (1/2M) Σ_m (μ̂_(m) - μ̂^c_(m))²`` from
     the ``M`` half-splits, each half holding ``J`` splits; reference ``N(0, 1)``.
@@ -226,9 +226,7 @@ def conservative_z(
     mu = main_means(means, "conservative Z")
     halves = half_means(means, "conservative Z")
     reported = resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2)
-    check_one_size(
-        cube, METHODS["conservative_z"].one_size, "conservative Z", n1, n2, known=sizes
-    )
+    check_one_size(cube, METHODS["conservative_z"].one_size, "conservative Z", n1, n2, known=sizes)
     M, J_half = halves.sizes[M_DIM], halves.sizes[J_DIM]
     stat = apply_kernel(
         kernels.conservative_z,
@@ -297,7 +295,7 @@ def bootstrap_t(
     n2: int | None = None,
     **options: Any,
 ) -> InferenceResult:
-    """Bootstrap (resampling replicates) test (theory.md §4, method 5).
+    """Bootstrap (resampling replicates) test (docs/theory.md §4, method 5).
 
     ``μ̂_J`` from the main block; ``σ̌²`` = sample variance of the ``R`` replicate
     estimates ``μ̌_r`` (each the mean of ``J`` fresh splits); reference
@@ -336,7 +334,7 @@ def corrected_bootstrap_t(
     n2: int | None = None,
     **options: Any,
 ) -> InferenceResult:
-    """Corrected bootstrap of Nadeau & Bengio (theory.md §4, method 7).
+    """Corrected bootstrap of Nadeau & Bengio (docs/theory.md §4, method 7).
 
     As :func:`bootstrap_t` with ``σ̂² = (1 + J n2/n1) σ̌²`` (``ρ0`` plugged into
     ``(1 + Jρ/(1-ρ)) σ̌²``); reference ``t_{R-1}``; estimand ``n1μ``.
@@ -379,7 +377,7 @@ def kfold_t(
     n2: int | None = None,
     **options: Any,
 ) -> InferenceResult:
-    """Naive K-fold cross-validation t test (theory.md §4, "K-fold cv t").
+    """Naive K-fold cross-validation t test (docs/theory.md §4, "K-fold cv t").
 
     ``μ̂`` = mean of the ``K`` fold means, ``σ̂² = S²_folds / K``, reference
     ``t_{K-1}``. Ignores the correlation between folds (Bengio & Grandvalet):
@@ -437,7 +435,7 @@ def corrected_repeated_kfold_t(
     n2: int | None = None,
     **options: Any,
 ) -> InferenceResult:
-    """Corrected repeated k-fold t of Bouckaert & Frank (2004) (theory.md §4).
+    """Corrected repeated k-fold t of Bouckaert & Frank (2004) (docs/theory.md §4).
 
     All ``r·k`` fold means ``μ̂_j`` of ``r`` repetitions of ``k``-fold;
     ``σ̂² = (1/(r k) + 1/(k - 1)) S²``, reference ``t_{rk-1}`` — method 6 applied to
@@ -457,7 +455,7 @@ def corrected_repeated_kfold_t(
     n1, n2 : int, optional
         Sizes reported; default the median fold's. With folds of one size (up
         to the rounding of ``n`` into ``k`` folds: sizes differing by one
-        example at most) the correction uses ``n2/n1 = 1/(k-1)`` as the spec
+        example at most) the correction uses ``n2/n1 = 1/(k-1)`` as docs/theory.md §9
         says, whatever ``n1`` and ``n2``. With folds that differ by more (e.g.
         ``GroupKFold`` on groups of unequal size) no single ratio is the
         folds', and the test is refused (:class:`~cvstats.errors.DesignError`)

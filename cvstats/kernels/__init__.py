@@ -1,4 +1,4 @@
-"""Array kernels: the formulas of theory.md §2–§4 as plain numpy/scipy functions.
+"""Array kernels: the formulas of docs/theory.md §2–§4 as plain numpy/scipy functions.
 
 No xarray here. Every kernel takes arrays whose *last* axes are the core dims
 and is vectorized over any leading batch dims, so that the layers above can

@@ -1,4 +1,4 @@
-"""Pearson correlation across datasets and its Fisher-z interval (theory.md §1).
+"""Pearson correlation across datasets and its Fisher-z interval (docs/theory.md §1).
 
 :func:`cvstats.across.conditional.cv_bias` correlates the cross-validation
 estimate ``E_π[ε̂]_t`` of each dataset ``t`` with its conditional error

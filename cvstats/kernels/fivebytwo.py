@@ -1,9 +1,9 @@
-"""Dietterich's 5x2cv t test, its two variants and Alpaydın's combined F (theory.md §4, method 3).
+"""Dietterich's 5x2cv t test, two variants and Alpaydın's combined F (docs/theory.md §4, method 3).
 
 Input: half means ``p`` of shape ``(..., 5, 2)``; ``p[..., m, 0] = μ̃_(m)``,
 the mean loss on ``D_m^c`` of the model trained on ``D_m``, and
 ``p[..., m, 1] = μ̃^c_(m)``, the mean loss on ``D_m`` of the model trained on
-``D_m^c``. Replication ``m = 1`` of the spec is index 0.
+``D_m^c``. Replication ``m = 1`` of docs/theory.md §4 is index 0.
 
 Floating-point range: a variance is a sum of squares, so half means beyond
 about ``1e154`` (or below about ``1e-154``) in absolute value overflow (or
@@ -16,8 +16,8 @@ Agreement with Dietterich (1998). Dietterich writes, for replication ``m``,
 and ``t = p_1^(1) / sqrt((1/5) Σ_m s_m²)``. With ``a = p_m^(1)``,
 ``b = p_m^(2)``: ``a - p̄_m = (a - b)/2 = -(b - p̄_m)``, so
 ``s_m² = 2 (a - b)²/4 = (a - b)²/2`` and
-``(1/5) Σ_m s_m² = (1/10) Σ_m (a - b)² = σ̂²_Diet`` of theory.md: the spec's
-formula *is* Dietterich's (checked numerically in the tests). The spec's
+``(1/5) Σ_m s_m² = (1/10) Σ_m (a - b)² = σ̂²_Diet`` of docs/theory.md §4: that
+formula *is* Dietterich's (checked numerically in the tests). Its
 ``μ0`` only shifts the numerator: ``s_m²`` is invariant to subtracting
 ``μ0`` from both halves.
 
@@ -45,7 +45,7 @@ from cvstats.kernels.reference import pvalue_f
 
 __all__ = ["FIVE_BY_TWO_VARIANTS", "dietterich_variance", "dietterich_5x2_t", "alpaydin_f"]
 
-#: Variants of the 5x2cv t test (theory.md §4, method 3).
+#: Variants of the 5x2cv t test (docs/theory.md §4, method 3).
 FIVE_BY_TWO_VARIANTS: tuple[str, ...] = ("dietterich", "t4", "t5")
 _DIFFERENCES = "differences μ̃_(m) - μ̃^c_(m)"
 
@@ -62,7 +62,7 @@ def _p_iv(p: ArrayLike, method: str) -> np.ndarray:
 
 
 def dietterich_variance(p: ArrayLike, *, drop_first: bool = False) -> np.ndarray:
-    """``σ̂²_Diet = (1/10) Σ_{m=1..5} (μ̃_(m) - μ̃^c_(m))²`` (theory.md §4, method 3).
+    """``σ̂²_Diet = (1/10) Σ_{m=1..5} (μ̃_(m) - μ̃^c_(m))²`` (docs/theory.md §4, method 3).
 
     Parameters
     ----------
@@ -86,7 +86,7 @@ def dietterich_variance(p: ArrayLike, *, drop_first: bool = False) -> np.ndarray
 def dietterich_5x2_t(
     p: ArrayLike, *, mu0: ArrayLike = 0.0, variant: str = "dietterich"
 ) -> StatArrays:
-    """Dietterich's 5x2cv paired t test and two variants (theory.md §4, method 3).
+    """Dietterich's 5x2cv paired t test and two variants (docs/theory.md §4, method 3).
 
     * ``"dietterich"``: ``(μ̃_(1) - μ0) / σ̂_Diet`` against ``t_5``
       (Dietterich 1998; not truly ``t_5``: the numerator and the ``m = 1``
@@ -163,7 +163,7 @@ def dietterich_5x2_t(
 
 
 def alpaydin_f(p: ArrayLike, *, mu0: ArrayLike = 0.0) -> FArrays:
-    """Alpaydın's (1999) combined 5x2cv F test (theory.md §4, method 3).
+    """Alpaydın's (1999) combined 5x2cv F test (docs/theory.md §4, method 3).
 
     With ``p_m^(1) = μ̃_(m) - μ0``, ``p_m^(2) = μ̃^c_(m) - μ0``,
     ``s_m² = (p_m^(1) - p̄_m)² + (p_m^(2) - p̄_m)²``:

@@ -1,4 +1,4 @@
-"""Hold-out t test and McNemar's tests (theory.md §4, method 1).
+"""Hold-out t test and McNemar's tests (docs/theory.md §4, method 1).
 
 Losses of one split: last axis = examples, NaN where an example is not in the
 test set (``docs/cube-schema.md``), vectorized over leading batch dims.
@@ -57,7 +57,7 @@ class McNemarArrays(NamedTuple):
 
 
 def holdout_t(losses: ArrayLike, *, mu0: ArrayLike = 0.0, reference: str = "z") -> StatArrays:
-    """Hold-out test on one split (theory.md §4, method 1).
+    """Hold-out test on one split (docs/theory.md §4, method 1).
 
     ``μ̂ = μ̂_1`` (mean of the ``n2`` test losses), ``σ̂² = S_L² / n2`` with
     ``S_L²`` the sample variance of the test losses. Reference ``N(0, 1)``
@@ -117,7 +117,7 @@ def holdout_t(losses: ArrayLike, *, mu0: ArrayLike = 0.0, reference: str = "z") 
 def mcnemar_counts(
     loss_a: ArrayLike, loss_b: ArrayLike
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """Discordant-pair counts of two classifiers' 0/1 losses (theory.md §4, method 1).
+    """Discordant-pair counts of two classifiers' 0/1 losses (docs/theory.md §4, method 1).
 
     Parameters
     ----------
@@ -186,7 +186,7 @@ def _warn_no_discordant(n: np.ndarray, method: str) -> None:
 
 
 def mcnemar_z(n10: ArrayLike, n01: ArrayLike, *, alternative: str = "two-sided") -> McNemarArrays:
-    """McNemar's test in z form (theory.md §4, method 1).
+    """McNemar's test in z form (docs/theory.md §4, method 1).
 
     ``z = (n10 - n01) / sqrt(n10 + n01)`` against ``N(0, 1)``; ``z²`` is
     McNemar's chi-square without continuity correction. ``"greater"`` means
@@ -219,10 +219,10 @@ def mcnemar_z(n10: ArrayLike, n01: ArrayLike, *, alternative: str = "two-sided")
 
 
 def mcnemar_chi2(n10: ArrayLike, n01: ArrayLike, *, correction: bool = True) -> McNemarArrays:
-    """McNemar's chi-square test, two-sided (theory.md §4, method 1).
+    """McNemar's chi-square test, two-sided (docs/theory.md §4, method 1).
 
     ``χ² = (|n10 - n01| - c)² / (n10 + n01)`` with ``c = 1`` (continuity
-    correction, as in theory.md §4) or ``c = 0``, against ``χ²_1``. Matches
+    correction, as in docs/theory.md §4) or ``c = 0``, against ``χ²_1``. Matches
     ``statsmodels.stats.contingency_tables.mcnemar(exact=False)``, including
     its behaviour at ``n10 = n01`` with correction (statistic
     ``1/(n10 + n01)``, not 0: the formula is applied literally).
@@ -257,7 +257,7 @@ def mcnemar_chi2(n10: ArrayLike, n01: ArrayLike, *, correction: bool = True) -> 
 def mcnemar_exact(
     n10: ArrayLike, n01: ArrayLike, *, alternative: str = "two-sided"
 ) -> McNemarArrays:
-    """Exact (binomial) McNemar test (theory.md §4, method 1).
+    """Exact (binomial) McNemar test (docs/theory.md §4, method 1).
 
     Under H0, ``n10 ~ Binomial(n10 + n01, 1/2)`` given the discordant total.
     Two-sided: ``min(1, 2 P(X <= min(n10, n01)))`` (as

@@ -1,4 +1,4 @@
-"""Variance components of K-fold cross-validation (theory.md §7, Bengio & Grandvalet).
+"""Variance components of K-fold cross-validation (docs/theory.md §7, Bengio & Grandvalet).
 
 For one K-fold run the out-of-fold errors ``e = (e_1..e_n)`` (per-example
 losses, or a contrast of models' losses) have a covariance with three values:
@@ -72,14 +72,14 @@ __all__ = [
     "variance_ci",
 ]
 
-#: Named quadratic variance estimators of :func:`estimator_matrix` (theory.md §7).
+#: Named quadratic variance estimators of :func:`estimator_matrix` (docs/theory.md §7).
 ESTIMATORS: tuple[str, ...] = ("naive", "folds", "theta1", "theta2")
 
 FloatArray = NDArray[np.float64]
 
 
 class KFoldStatistics(NamedTuple):
-    """The invariant quadratic statistics of one K-fold run (theory.md §7).
+    """The invariant quadratic statistics of one K-fold run (docs/theory.md §7).
 
     Attributes
     ----------
@@ -100,7 +100,7 @@ class KFoldStatistics(NamedTuple):
 
 
 class KFoldMoments(NamedTuple):
-    """Moments of the K-fold errors and the variance of ``μ̂`` (theory.md §7, eq. 4).
+    """Moments of the K-fold errors and the variance of ``μ̂`` (docs/theory.md §7, eq. 4).
 
     Every field has the batch shape (the input's shape without its last two
     axes). :func:`kfold_moments_stderr` returns the same fields holding
@@ -160,7 +160,8 @@ def _n_k_iv(n: object, K: object) -> tuple[int, int, int]:
     K = _size_iv("K", K, 2)
     if n % K:
         raise DesignError(
-            f"equal test blocks of size m = n/K are needed (theory.md §7), so K must divide n; "
+            "equal test blocks of size m = n/K are needed (docs/theory.md §7), so K must "
+            "divide n; "
             f"got n = {n}, K = {K} (n % K = {n % K}). Choose K among the divisors of n."
         )
     return n, K, n // K
@@ -195,7 +196,8 @@ def _fold_iv(e: FloatArray, fold: ArrayLike) -> tuple[FloatArray, NDArray[np.int
         )
     if n % K:
         raise DesignError(
-            f"equal test blocks of size m = n/K are needed (theory.md §7), so K must divide n; "
+            "equal test blocks of size m = n/K are needed (docs/theory.md §7), so K must "
+            "divide n; "
             f"got n = {n} examples in K = {K} folds (n % K = {n % K}). Use a K that divides "
             "n, or drop n % K examples before the K-fold split."
         )
@@ -220,7 +222,7 @@ def _fold_sums(e: FloatArray, codes: NDArray[np.intp], K: int, m: int) -> FloatA
     if np.any(counts != m):
         bad = counts[counts != m]
         raise DesignError(
-            f"every fold needs m = n/K = {m} examples (equal blocks, theory.md §7), but "
+            f"every fold needs m = n/K = {m} examples (equal blocks, docs/theory.md §7), but "
             f"{bad.size} fold(s) hold {sorted(set(bad.tolist()))[:5]} examples; "
             "assign exactly n/K examples to each fold."
         )
@@ -234,7 +236,7 @@ def _fold_sums(e: FloatArray, codes: NDArray[np.intp], K: int, m: int) -> FloatA
 
 
 def kfold_statistics(e: ArrayLike, fold: ArrayLike) -> KFoldStatistics:
-    """Invariant statistics ``s1, s2, s3`` of one K-fold run (theory.md §7).
+    """Invariant statistics ``s1, s2, s3`` of one K-fold run (docs/theory.md §7).
 
     ``s1 = (1/n) Σ e_i²``, ``s2 = (1/(n(m-1))) Σ_k Σ_{i≠j ∈ T_k} e_i e_j`` and
     ``s3 = (1/(n(n-m))) Σ_{k≠ℓ} Σ_{i∈T_k, j∈T_ℓ} e_i e_j``, the only quadratic
@@ -332,7 +334,7 @@ def _scaled(coef: float, x: FloatArray) -> FloatArray:
 def variance_components(
     sigma2: ArrayLike, omega: ArrayLike, gamma: ArrayLike, *, n: int, K: int
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-    """``θ = Var[μ̂]`` and its three contributions, eq. (4) (theory.md §7).
+    """``θ = Var[μ̂]`` and its three contributions, eq. (4) (docs/theory.md §7).
 
     Parameters
     ----------
@@ -372,7 +374,7 @@ def variance_components(
 def eigenvalues(
     sigma2: ArrayLike, omega: ArrayLike, gamma: ArrayLike, *, n: int, K: int
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Eigenvalues of the block covariance of ``e`` (theory.md §7, Lemma 4).
+    """Eigenvalues of the block covariance of ``e`` (docs/theory.md §7, Lemma 4).
 
     ``λ1 = σ² - ω`` (multiplicity ``n - K``), ``λ2 = σ² + (m-1)ω - mγ``
     (``K - 1``), ``λ3 = σ² + (m-1)ω + (n-m)γ`` (1, eigenvector ``1``), so
@@ -406,7 +408,7 @@ def eigenvalues(
 def admissible(
     sigma2: ArrayLike, omega: ArrayLike, gamma: ArrayLike, *, n: int, K: int
 ) -> NDArray[np.bool_]:
-    """Whether ``(σ², ω, γ)`` lies in the admissible region (theory.md §7, Lemma 5).
+    """Whether ``(σ², ω, γ)`` lies in the admissible region (docs/theory.md §7, Lemma 5).
 
     ``0 <= ω <= σ²`` and ``-(σ² + (m-1)ω)/(n-m) <= γ <= (σ² + (m-1)ω)/m``:
     ``ω >= 0`` (errors of one block share their trained model) and the
@@ -531,7 +533,7 @@ def _moments(
 
 
 def kfold_moments(e: ArrayLike, fold: ArrayLike) -> KFoldMoments:
-    """``μ, σ², ω, γ``, eq. (4) and the eigenvalues from replicated K-fold runs (theory.md §7).
+    """``μ, σ², ω, γ``, eq. (4), eigenvalues from replicated K-fold runs (docs/theory.md §7).
 
     ``N`` independent runs (datasets) of the same K-fold experiment give
     ``e^(r)``, ``r = 1..N``, and their statistics ``s1^(r), s2^(r), s3^(r)``
@@ -595,7 +597,7 @@ def kfold_moments(e: ArrayLike, fold: ArrayLike) -> KFoldMoments:
 
 
 def kfold_moments_stderr(e: ArrayLike, fold: ArrayLike) -> KFoldMoments:
-    """Jackknife standard errors over runs of :func:`kfold_moments` (theory.md §7).
+    """Jackknife standard errors over runs of :func:`kfold_moments` (docs/theory.md §7).
 
     Leave-one-run-out (delete-1) jackknife,
     ``se = sqrt((N-1)/N Σ_r (x_(r) - x_(·))²)``, computed in closed form from
@@ -681,7 +683,7 @@ def contiguous_folds(n: int, K: int) -> NDArray[np.int64]:
 def block_coefficients(
     W: ArrayLike, fold: ArrayLike | None = None, *, K: int | None = None
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Return ``(a, b, c)`` of a quadratic estimator ``θ̂ = eᵀ W e`` (theory.md §7, Lemma 3).
+    """Return ``(a, b, c)`` of a quadratic estimator ``θ̂ = eᵀ W e`` (docs/theory.md §7, Lemma 3).
 
     ``a = Σ_i W_ii``; ``b`` = sum of ``W_ij`` over pairs ``i ≠ j`` in the same
     block; ``c`` = sum over pairs in different blocks, so that
@@ -737,7 +739,7 @@ def _estimator_iv(name: str) -> str:
 
 
 def estimator_matrix(name: str, n: int, K: int, fold: ArrayLike | None = None) -> FloatArray:
-    """Matrix ``W`` of a named quadratic variance estimator (theory.md §7).
+    """Matrix ``W`` of a named quadratic variance estimator (docs/theory.md §7).
 
     * ``"naive"`` and ``"theta1"``: ``s²/n`` with ``s²`` the sample variance of
       the ``n`` errors, ``W = (I - 11ᵀ/n) / (n(n-1))`` (ignores every
@@ -777,7 +779,7 @@ def estimator_matrix(name: str, n: int, K: int, fold: ArrayLike | None = None) -
 
 
 def estimator_coefficients(name: str, n: int, K: int) -> tuple[float, float, float]:
-    """Closed-form ``(a, b, c)`` of a named estimator (theory.md §7, Lemma 3).
+    """Closed-form ``(a, b, c)`` of a named estimator (docs/theory.md §7, Lemma 3).
 
     * ``"naive"``/``"theta1"``: ``a = 1/n``, ``b = -(m-1)/(n(n-1))``,
       ``c = -(n-m)/(n(n-1))``, so ``E[θ̂] = (σ² - ((m-1)ω + (n-m)γ)/(n-1))/n``:
@@ -816,7 +818,7 @@ def expected_quadratic(
     b: ArrayLike,
     c: ArrayLike,
 ) -> FloatArray:
-    """``E[θ̂] = a(σ² + μ²) + b(ω + μ²) + c(γ + μ²)`` (theory.md §7, Lemma 3).
+    """``E[θ̂] = a(σ² + μ²) + b(ω + μ²) + c(γ + μ²)`` (docs/theory.md §7, Lemma 3).
 
     Parameters
     ----------

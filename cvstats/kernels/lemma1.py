@@ -1,9 +1,9 @@
-"""Estimating-function fit of the Lemma-1 structure across many datasets (theory.md §5).
+"""Estimating-function fit of the Lemma-1 structure across many datasets (docs/theory.md §5).
 
 ``N`` independent rows ``T_i = (T_{i,1}, ..., T_{i,K})`` each have the
-structure of Lemma 1 (theory.md §2): common mean ``β``, variance ``δ`` and
+structure of Lemma 1 (docs/theory.md §2): common mean ``β``, variance ``δ`` and
 pairwise correlation ``π``. With ``θ = (β, δ, π)`` and ``T̄_i`` the mean of
-row ``i``, the estimating function of theory.md §5 is
+row ``i``, the estimating function of docs/theory.md §5 is
 
 ``g_i(θ) = (T̄_i - β, Σ_k [(T_{i,k} - β)² - δ], (T̄_i - β)² - δ (π + (1 - π)/K))``
 
@@ -58,7 +58,7 @@ _METHOD = "Lemma-1 fit"
 
 
 class Lemma1Fit(NamedTuple):
-    """Estimates and sandwich covariance of ``θ = (β, δ, π)`` (theory.md §5).
+    """Estimates and sandwich covariance of ``θ = (β, δ, π)`` (docs/theory.md §5).
 
     Attributes
     ----------
@@ -78,7 +78,7 @@ class Lemma1Fit(NamedTuple):
 
 
 class Lemma1Components(NamedTuple):
-    """Lemma-1 moments and their delta-method standard errors (theory.md §1, §5).
+    """Lemma-1 moments and their delta-method standard errors (docs/theory.md §1, §5).
 
     Every field has the batch shape ``(...)``. ``γ = π δ`` is the covariance of
     two members of a row and ``δ - γ = δ (1 - π)`` the expected within-row
@@ -138,7 +138,7 @@ def _theta_iv(theta: ArrayLike) -> FloatArray:
 
 
 def lemma1_estimating_function(T: ArrayLike, theta: ArrayLike) -> FloatArray:
-    """Per-row estimating function ``g_i(θ)`` of theory.md §5.
+    """Per-row estimating function ``g_i(θ)`` of docs/theory.md §5.
 
     Parameters
     ----------
@@ -175,7 +175,7 @@ def lemma1_estimating_function(T: ArrayLike, theta: ArrayLike) -> FloatArray:
 
 
 def lemma1_bread(theta: ArrayLike, N: int, K: int) -> FloatArray:
-    """Return the matrix ``A`` of theory.md §5 (minus the expected Jacobian of ``Σ_i g_i``).
+    """Return the matrix ``A`` of docs/theory.md §5 (minus the expected Jacobian of ``Σ_i g_i``).
 
     Parameters
     ----------
@@ -258,7 +258,7 @@ def _check_meat(g: FloatArray, B: FloatArray, delta: FloatArray) -> None:
 def lemma1_fit(T: ArrayLike) -> Lemma1Fit:
     """Fit ``(β, δ, π)`` of Lemma 1 across independent rows, with sandwich covariance.
 
-    Solves ``Σ_i g_i(θ) = 0`` for the estimating function of theory.md §5
+    Solves ``Σ_i g_i(θ) = 0`` for the estimating function of docs/theory.md §5
     (closed form: ``β̂`` the mean of all ``T``, ``δ̂`` the mean of
     ``(T_{i,k} - β̂)²``, ``π̂ = (K v̂/δ̂ - 1)/(K - 1)`` with
     ``v̂ = mean_i (T̄_i - β̂)²``) and returns the sandwich covariance
@@ -346,7 +346,7 @@ def lemma1_components(T: ArrayLike) -> Lemma1Components:
     ``(β, δ, π)``; each standard error is ``sqrt(∇ᵀ V ∇)``. When a row holds
     ``K`` repetitions of a cross-validation estimate on one dataset, ``δ`` is
     its total variance, ``γ`` the sample variance ``Var_T(E_π[ε̂])`` and
-    ``δ - γ`` the internal variance ``E_T[Var_π(ε̂)]`` (theory.md §1).
+    ``δ - γ`` the internal variance ``E_T[Var_π(ε̂)]`` (docs/theory.md §1).
 
     Parameters
     ----------
@@ -379,7 +379,7 @@ def lemma1_components(T: ArrayLike) -> Lemma1Components:
 
 
 def squared_half_differences(a: ArrayLike, b: ArrayLike) -> FloatArray:
-    """Return ``(a - b)²``, the squared half differences behind ``r`` (theory.md §5).
+    """Return ``(a - b)²``, the squared half differences behind ``r`` (docs/theory.md §5).
 
     The squares are the values ``fit_r`` hands to :func:`lemma1_fit`; squaring
     numbers beyond about ``1e154`` overflows and below about ``1e-154``
@@ -426,7 +426,7 @@ def political_ratio_from_rho(
 ) -> FloatArray:
     """Political ratio of the corrected resampled t at ``ρ`` clipped to ``[0, 1]``.
 
-    ``(1 + Jρ/(1 - ρ)) / (1 + J n2/n1)`` (theory.md §4, method 6), an
+    ``(1 + Jρ/(1 - ρ)) / (1 + J n2/n1)`` (docs/theory.md §4, method 6), an
     increasing function of ``ρ``. ``ρ`` is first clipped to ``[0, 1]``: the
     true ``ρ`` is a correlation that is ``>= 0`` by Lemma 1.2, so an estimate or
     interval bound below 0 is mapped to the ratio at ``ρ = 0``,

@@ -1,4 +1,4 @@
-"""Moments of losses and split means (theory.md §1–§2).
+"""Moments of losses and split means (docs/theory.md §1–§2).
 
 Plain numpy, last axis = core axis. NaN marks an example that is not in a
 split's test set (``docs/cube-schema.md``).
@@ -36,7 +36,7 @@ def n_test(losses: ArrayLike) -> NDArray[np.int64]:
 
 
 def split_means(losses: ArrayLike) -> NDArray[np.float64]:
-    """Test mean ``μ̂_j`` of each split (theory.md §1).
+    """Test mean ``μ̂_j`` of each split (docs/theory.md §1).
 
     ``μ̂_j = (1/n2) Σ_{i ∈ S_j^c} L(j, i)``: the mean of the non-NaN losses on
     the last axis.
@@ -64,7 +64,7 @@ def split_means(losses: ArrayLike) -> NDArray[np.float64]:
 
 
 def sample_variance(x: ArrayLike, *, name: str = "x", what: str = "values") -> NDArray[np.float64]:
-    """Sample variance (denominator ``K - 1``) over the last axis (theory.md §2, Lemma 1).
+    """Sample variance (denominator ``K - 1``) over the last axis (docs/theory.md §2, Lemma 1).
 
     Where all values of a slice are equal the result is exactly ``0.0``
     (the two-pass formula can otherwise leave a rounding residue such as

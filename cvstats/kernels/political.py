@@ -1,8 +1,8 @@
-"""Naive correlation ``ρ0`` and political ratios (theory.md §2–§4).
+"""Naive correlation ``ρ0`` and political ratios (docs/theory.md §2–§4).
 
 The political ratio of a variance estimator ``σ̂²`` for ``μ̂`` is
-``Var[μ̂] / E[σ̂²]`` (theory.md §2): above 1 the inference is liberal, below
-1 conservative. Formulas of the table in theory.md §4, for docs and
+``Var[μ̂] / E[σ̂²]`` (docs/theory.md §2): above 1 the inference is liberal, below
+1 conservative. Formulas of the table in docs/theory.md §4, for docs and
 calibration tests. All functions broadcast over array arguments.
 """
 
@@ -30,14 +30,14 @@ def _rho_iv(rho: ArrayLike) -> NDArray[np.float64]:
     bad = ~((arr >= 0) & (arr < 1))
     if np.any(bad):
         raise ArgumentError(
-            f"`rho` must be in [0, 1) (a correlation between split means, theory.md §2), "
+            f"`rho` must be in [0, 1) (a correlation between split means, docs/theory.md §2), "
             f"got {arr[bad].ravel()[:5].tolist()}."
         )
     return arr
 
 
 def rho0(n1: ArrayLike, n2: ArrayLike) -> NDArray[np.float64]:
-    """Naive correlation ``ρ0 = n2 / (n1 + n2)`` (theory.md §3).
+    """Naive correlation ``ρ0 = n2 / (n1 + n2)`` (docs/theory.md §3).
 
     Parameters
     ----------
@@ -57,7 +57,7 @@ def rho0(n1: ArrayLike, n2: ArrayLike) -> NDArray[np.float64]:
 def political_ratio_holdout(
     sigma0: ArrayLike, sigma3: ArrayLike, n2: ArrayLike
 ) -> NDArray[np.float64]:
-    """Political ratio of the hold-out t, ``(n2 σ3 + σ0 - σ3) / (σ0 - σ3)`` (theory.md §4, #1).
+    """Political ratio of the hold-out t, ``(n2 σ3 + σ0 - σ3)/(σ0 - σ3)`` (docs/theory.md §4).
 
     ``Var[μ̂_1] = σ1 = σ3 + (σ0 - σ3)/n2`` over ``E[S_L²/n2] = (σ0 - σ3)/n2``.
 
@@ -84,7 +84,7 @@ def political_ratio_holdout(
 
 
 def political_ratio_resampled(J: ArrayLike, rho: ArrayLike) -> NDArray[np.float64]:
-    """Political ratio of the resampled t, ``1 + Jρ/(1-ρ)`` (theory.md §4, #2).
+    """Political ratio of the resampled t, ``1 + Jρ/(1-ρ)`` (docs/theory.md §4, #2).
 
     From Lemma 1: ``Var[μ̂_J] = σ1 (ρ + (1-ρ)/J)`` and
     ``E[S²/J] = σ1 (1-ρ)/J``. Also the ratio of the bootstrap (#5).
@@ -107,7 +107,7 @@ def political_ratio_resampled(J: ArrayLike, rho: ArrayLike) -> NDArray[np.float6
 
 
 def political_ratio_bootstrap(J: ArrayLike, rho: ArrayLike) -> NDArray[np.float64]:
-    """Political ratio of the bootstrap, ``1 + Jρ/(1-ρ)`` (theory.md §4, #5).
+    """Political ratio of the bootstrap, ``1 + Jρ/(1-ρ)`` (docs/theory.md §4, #5).
 
     ``σ̌²`` estimates the within-data variance of ``μ̂_J``,
     ``E[σ̌²] = σ1 (1-ρ)/J``; same ratio as :func:`political_ratio_resampled`.
@@ -118,7 +118,7 @@ def political_ratio_bootstrap(J: ArrayLike, rho: ArrayLike) -> NDArray[np.float6
 def political_ratio_corrected(
     J: ArrayLike, rho: ArrayLike, n1: ArrayLike, n2: ArrayLike
 ) -> NDArray[np.float64]:
-    """Ratio of the corrected resampled t / bootstrap (theory.md §4, #6 and #7).
+    """Ratio of the corrected resampled t / bootstrap (docs/theory.md §4, #6 and #7).
 
     ``(1 + Jρ/(1-ρ)) / (1 + J n2/n1)``: equal to 1 when ``ρ = ρ0 = n2/(n1+n2)``,
     above 1 (liberal) when ``ρ > ρ0``, below 1 when ``ρ < ρ0``.
@@ -144,19 +144,21 @@ def political_ratio_corrected(
 
 
 def political_ratio_dietterich(sigma1: ArrayLike, sigma4: ArrayLike) -> NDArray[np.float64]:
-    """Political ratio of Dietterich's 5x2cv t, ``σ1 / (σ1 - σ4)`` (theory.md §4, #3).
+    """Political ratio of Dietterich's 5x2cv t, ``σ1 / (σ1 - σ4)`` (docs/theory.md §4, #3).
 
-    theory.md does not define ``σ4``. Read here as
-    ``σ4 = Cov[μ̃_(m), μ̃^c_(m)]``, the covariance of the two half means of
-    one replication (at ``n1 = n2 = n/2``), which makes the ratio
+    ``σ4 = Cov[μ̃_(m), μ̃^c_(m)]`` is the covariance of the two half means of
+    one replication (at ``n1 = n2 = n/2``), as Nadeau & Bengio (2003) define it
+    after the 5x2 ratio (docs/theory.md §4); the ratio is
     ``Var[μ̃_(1)] / E[σ̂²_Diet]`` since ``E[(μ̃_(m) - μ̃^c_(m))²/2] = σ1 - σ4``.
+    (The ``"t5"`` variant, whose numerator averages both halves, has ratio
+    ``(σ1 + σ4)/(σ1 - σ4)`` instead.)
 
     Parameters
     ----------
     sigma1 : array_like
         ``σ1 = Var[μ̃_(m)]``.
     sigma4 : array_like
-        ``σ4 = Cov[μ̃_(m), μ̃^c_(m)]`` (assumed reading), ``σ4 < σ1``.
+        ``σ4 = Cov[μ̃_(m), μ̃^c_(m)]``, ``σ4 < σ1``.
 
     Returns
     -------

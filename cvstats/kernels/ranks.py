@@ -1,4 +1,4 @@
-"""Rank tests across many datasets (Demšar 2006; García & Herrera 2008), theory.md §8.
+"""Rank tests across many datasets (Demšar 2006; García & Herrera 2008), docs/theory.md §8.
 
 Plain numpy/scipy on a table of scores with datasets on the second-to-last
 axis and learners on the last axis (``(..., N, k)``), vectorized over any

@@ -1,6 +1,6 @@
-"""Reference distributions: p-values, critical values, intervals (theory.md §4).
+"""Reference distributions: p-values, critical values, intervals (docs/theory.md §4).
 
-Every test of theory.md §4 rejects ``H0: μ = μ0`` when
+Every test of docs/theory.md §4 rejects ``H0: μ = μ0`` when
 ``|μ̂ - μ0| / sqrt(σ̂²) > c`` and reports the interval ``μ̂ ± c sqrt(σ̂²)``,
 where ``c`` is a quantile of ``N(0, 1)`` (``df = inf``) or Student ``t_df``.
 ``alternative`` follows scipy: ``"less"`` means ``H1: μ < μ0``,
@@ -50,7 +50,7 @@ def _isf(q: float, df: NDArray[np.float64]) -> NDArray[np.float64]:
 def pvalue(
     statistic: ArrayLike, df: ArrayLike = np.inf, alternative: str = "two-sided"
 ) -> NDArray[np.float64]:
-    """P-value of a t or z statistic (theory.md §4).
+    """P-value of a t or z statistic (docs/theory.md §4).
 
     Parameters
     ----------
@@ -89,7 +89,7 @@ def pvalue(
 def critical_value(
     df: ArrayLike, alpha: float = 0.05, alternative: str = "two-sided"
 ) -> NDArray[np.float64]:
-    """Critical value ``c`` of a level-`alpha` test (theory.md §4).
+    """Critical value ``c`` of a level-`alpha` test (docs/theory.md §4).
 
     Parameters
     ----------
@@ -121,7 +121,7 @@ def conf_int(
     alpha: float = 0.05,
     alternative: str = "two-sided",
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Confidence interval ``μ̂ ± c sqrt(σ̂²)`` at level ``1 - alpha`` (theory.md §4).
+    """Confidence interval ``μ̂ ± c sqrt(σ̂²)`` at level ``1 - alpha`` (docs/theory.md §4).
 
     Parameters
     ----------
@@ -157,7 +157,7 @@ def conf_int(
 
 
 def pvalue_f(statistic: ArrayLike, dfn: ArrayLike, dfd: ArrayLike) -> NDArray[np.float64]:
-    """Upper-tail p-value ``P(F(dfn, dfd) >= statistic)`` (theory.md §4, Alpaydın's F).
+    """Upper-tail p-value ``P(F(dfn, dfd) >= statistic)`` (docs/theory.md §4, Alpaydın's F).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Tests built from split means: methods 2, 4, 5, 6, 7 and the k-fold tests (theory.md §4).
+"""Tests built from split means: methods 2, 4, 5, 6, 7 and the k-fold tests (docs/theory.md §4).
 
 Every function takes arrays whose *last* axes are the core dims and is
 vectorized over any leading batch dims. ``n1``, ``n2`` and ``mu0`` may be
@@ -67,7 +67,7 @@ def _resampled(arr: np.ndarray, factor: ArrayLike, mu0: ArrayLike, method: str) 
 
 
 def resampled_t(mu: ArrayLike, *, mu0: ArrayLike = 0.0) -> StatArrays:
-    """Resampled t test (theory.md §4, method 2).
+    """Resampled t test (docs/theory.md §4, method 2).
 
     ``μ̂ = μ̂_J = (1/J) Σ_j μ̂_j``, ``σ̂² = S²_{μ̂_j} / J``, reference ``t_{J-1}``.
     Valid only for the conditional quantity ``E[μ̂_J | Z_1^n]``: for ``n1μ``
@@ -107,7 +107,7 @@ def resampled_t(mu: ArrayLike, *, mu0: ArrayLike = 0.0) -> StatArrays:
 def corrected_resampled_t(
     mu: ArrayLike, n1: ArrayLike, n2: ArrayLike, *, mu0: ArrayLike = 0.0
 ) -> StatArrays:
-    """Corrected resampled t test of Nadeau & Bengio (theory.md §4, method 6).
+    """Corrected resampled t test of Nadeau & Bengio (docs/theory.md §4, method 6).
 
     ``μ̂ = μ̂_J``, ``σ̂² = (1/J + n2/n1) S²_{μ̂_j}`` (the unbiased
     ``(1/J + ρ/(1-ρ)) S²`` with ``ρ0 = n2/(n1 + n2)`` plugged in, §3),
@@ -197,7 +197,7 @@ def _bootstrap(
 
 
 def bootstrap_t(mu_main: ArrayLike, mu_rep: ArrayLike, *, mu0: ArrayLike = 0.0) -> StatArrays:
-    """Bootstrap (resampling-replicates) test (theory.md §4, method 5).
+    """Bootstrap (resampling-replicates) test (docs/theory.md §4, method 5).
 
     ``μ̂ = μ̂_J`` from the main resampling; ``σ̌²`` = sample variance of the
     ``R`` replicate estimates ``μ̌_r`` (each the mean of ``J`` fresh split
@@ -238,7 +238,7 @@ def corrected_bootstrap_t(
     *,
     mu0: ArrayLike = 0.0,
 ) -> StatArrays:
-    """Corrected bootstrap test (theory.md §4, method 7).
+    """Corrected bootstrap test (docs/theory.md §4, method 7).
 
     As :func:`bootstrap_t` with ``σ̂² = (1 + J n2/n1) σ̌²``
     (``(1 + Jρ/(1-ρ)) σ̌²`` with ``ρ0``), reference ``t_{R-1}``. Exact by
@@ -266,7 +266,7 @@ def corrected_bootstrap_t(
 
 
 def conservative_z(mu_main: ArrayLike, mu_half: ArrayLike, *, mu0: ArrayLike = 0.0) -> StatArrays:
-    """Conservative Z test (theory.md §4, method 4, eq. 11).
+    """Conservative Z test (docs/theory.md §4, method 4, eq. 11).
 
     ``μ̂ = μ̂_J`` from the main resampling. For each of the ``M`` half-splits,
     ``μ̂_(m)`` and ``μ̂^c_(m)`` are the means of the ``J`` inner split means
@@ -328,7 +328,7 @@ def conservative_z(mu_main: ArrayLike, mu_half: ArrayLike, *, mu0: ArrayLike = 0
 
 
 def kfold_t(fold_means: ArrayLike, *, mu0: ArrayLike = 0.0) -> StatArrays:
-    """Naive k-fold cross-validation t test (theory.md §4, extra tests).
+    """Naive k-fold cross-validation t test (docs/theory.md §4, extra tests).
 
     ``μ̂`` = mean of the ``K`` fold means, ``σ̂² = S²_folds / K``, ``t_{K-1}``
     (the formula of the resampled t applied to folds).
@@ -367,7 +367,7 @@ def kfold_t(fold_means: ArrayLike, *, mu0: ArrayLike = 0.0) -> StatArrays:
 def corrected_repeated_kfold_t(
     fold_means: ArrayLike, k: int, *, mu0: ArrayLike = 0.0
 ) -> StatArrays:
-    """Corrected repeated k-fold t test of Bouckaert & Frank (2004) (theory.md §4).
+    """Corrected repeated k-fold t test of Bouckaert & Frank (2004) (docs/theory.md §4).
 
     All ``r·k`` fold means ``μ̂_j``; ``σ̂² = (1/(r k) + n2/n1) S²`` with
     ``n2/n1 = 1/(k-1)``; reference ``t_{rk-1}`` (method 6 applied to the

@@ -1,13 +1,14 @@
 """Comparison tables: every applicable method on every contrast of a formula.
 
 :func:`compare` turns a formula and a cube into contrasts
-(:mod:`cvstats.cube.formula`), runs the chosen methods (theory.md §4) on them and
+(:mod:`cvstats.cube.formula`), runs the chosen methods (docs/theory.md §4) on them and
 returns a :class:`ComparisonTable` with rows ``(contrast, method)``.
 """
 
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape as html_escape
@@ -21,11 +22,21 @@ from cvstats.cube import unit_dim, validate
 from cvstats.cube.formula import contrasts, parse_formula, select_loss
 from cvstats.cube.schema import CONTRAST
 from cvstats.cube.score import examples_refusal, is_score
-from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError
+from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, ZeroVarianceWarning
 from cvstats.inference.common import trusted
+from cvstats.inference.recommend import Recommendation, recommend
 from cvstats.inference.registry import METHODS, TARGETS, applicable_methods
+from cvstats.reporting.decision import (
+    comparison_rows,
+    default_summary,
+    levels_method,
+    table_recommendation,
+    table_verdict,
+    wrap_lines,
+)
 from cvstats.reporting.formatting import latex_escape
 from cvstats.results import FRAME_COLUMNS, InferenceResult
+from cvstats.results.verdict import Verdict, readable_label, weights_of
 
 __all__ = ["METHODS", "TARGETS", "ComparisonTable", "compare", "applicable_methods"]
 
@@ -90,6 +101,13 @@ class ComparisonTable:
     notes : tuple of str
         What the table leaves out and why (e.g. a method the design supports
         that cannot take the options asked for).
+    levels : InferenceResult, optional
+        Each model's own level (error or metric) with its interval, from the
+        recommended method (:func:`cvstats.inference.recommend.recommend`);
+        shown by :meth:`summary` as "per-model estimates", not as tests.
+    supported : tuple of str
+        Every method the cube's design supports for the target (what the
+        verdict's recommendation may say is missing).
     """
 
     results: dict[str, InferenceResult]
@@ -98,6 +116,8 @@ class ComparisonTable:
     mu0: float
     alpha: float
     notes: tuple[str, ...] = ()
+    levels: InferenceResult | None = None
+    supported: tuple[str, ...] = ()
 
     def to_frame(self) -> pd.DataFrame:
         """Return a tidy table with one row per (contrast, ..., method).
@@ -128,19 +148,23 @@ class ComparisonTable:
     def _display(self, precision: int = 4) -> pd.DataFrame:
         frame = self.to_frame()
         dims = [c for c in frame.columns if c not in FRAME_COLUMNS and c != "note"]
+        if CONTRAST in dims:
+            weights = {c: w for res in self.results.values() for c, w in _weights_of(res).items()}
+            frame[CONTRAST] = [
+                readable_label(str(c), weights.get(str(c))) for c in frame[CONTRAST]
+            ]
         cols = ["method", "estimand", "estimate", "stderr", "statistic", "df", "pvalue"]
-        shown = frame[[*dims, *cols, "ci_lower", "ci_upper"]].assign(
+        shown = _format_numbers(frame[[*dims, *cols]], precision)
+        shown[f"{100 * (1 - self.alpha):g}% CI"] = [
+            ""
+            if np.isnan(lo) or np.isnan(hi)
+            else f"[{_fmt(lo, precision)}, {_fmt(hi, precision)}]"
+            for lo, hi in zip(frame["ci_lower"], frame["ci_upper"], strict=True)
+        ]
+        shown = shown.assign(
             direction=frame["method"].map(lambda n: METHODS[n].short), note=frame["note"]
         )
-        shown = shown.rename(
-            columns={
-                "stderr": "std err",
-                "pvalue": "p-value",
-                "ci_lower": f"[{self.alpha / 2:g}",
-                "ci_upper": f"{1 - self.alpha / 2:g}]",
-            }
-        )
-        return _format_numbers(shown, precision)
+        return shown.rename(columns={"stderr": "std err", "pvalue": "p-value"})
 
     def _caption(self) -> str:
         what = (
@@ -180,8 +204,26 @@ class ComparisonTable:
         html = self._display(precision).to_html(index=False, border=0)
         return f"<p>{html_escape(self._caption())}</p>\n{html}"
 
-    def summary(self, precision: int = 4) -> Any:
-        """Return a statsmodels ``Summary`` (``as_text()``, ``as_latex()``, ``as_html()``)."""
+    def summary(self, precision: int = 4, *, full: bool = False) -> Any:
+        """Return a statsmodels ``Summary`` (``as_text()``, ``as_latex()``, ``as_html()``).
+
+        Parameters
+        ----------
+        precision : int, default 4
+            Significant digits.
+        full : bool, default False
+            False: the reader's view, at most 100 characters wide — the
+            comparisons between models (one row per contrast and method:
+            estimate, interval, p-value), the per-model estimates (not
+            tests), the :meth:`verdict` and notes. True: every row (per-model
+            levels tested against ``mu0`` too) and column of the table.
+
+        Returns
+        -------
+        statsmodels.iolib.summary.Summary
+        """
+        if not full:
+            return default_summary(self, precision)
         from statsmodels.iolib.summary import Summary
         from statsmodels.iolib.table import SimpleTable
 
@@ -197,8 +239,35 @@ class ComparisonTable:
             )
         )
         lines = [f"Note: {', '.join(meths)}: {note}." for note, meths in by_note.items() if note]
-        smry.add_extra_txt([self._caption(), *lines, *(f"Note: {n}" for n in self.notes)])
+        smry.add_extra_txt(
+            [
+                self._caption(),
+                *lines,
+                *(f"Note: {n}" for n in self.notes),
+                "Verdict:",
+                str(self.verdict()),
+            ]
+        )
         return smry
+
+    def verdict(self) -> Verdict:
+        """Return the answer in plain words: one sentence per comparison of models.
+
+        From the method recommended for the cube's design and the target
+        (``docs/choosing-a-method.md``, "How the verdict picks its method"), in
+        the metric's direction; says when other methods in the table decide
+        otherwise and when the design cannot answer the learner question.
+
+        Returns
+        -------
+        Verdict
+            A ``str`` (one line per comparison) that displays itself in a notebook.
+        """
+        return table_verdict(self)
+
+    def recommendation(self) -> Recommendation:
+        """Return the method the verdict leads with, and why."""
+        return table_recommendation(self)
 
     def plot(self, ax: Any = None) -> Any:
         """Draw a forest plot of the intervals per method and contrast (matplotlib).
@@ -220,8 +289,30 @@ class ComparisonTable:
     def __str__(self) -> str:
         return str(self.summary().as_text())
 
+    def __repr__(self) -> str:
+        comparisons, _ = comparison_rows(self)
+        head = (
+            f"<ComparisonTable {self.formula!r}: {len(self.results)} "
+            f"method{'s' if len(self.results) != 1 else ''}, "
+            f"{comparisons['label'].nunique()} comparison"
+            f"{'s' if comparisons['label'].nunique() != 1 else ''}, target={self.target!r}>"
+        )
+        lines = [head, *wrap_lines(str(self.verdict()), bullet=True)]
+        if len(lines) > 20:
+            lines = [*lines[:19], f"… {len(lines) - 19} more lines: print(table.verdict())"]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        smry = self.summary()
+        return str(smry.as_html()).replace("\n", "\n") + self.verdict()._repr_html_()
+
 
 _GREEK = {"μ": r"$\mu$", "ρ": r"$\rho$", "σ": r"$\sigma$"}
+
+
+def _weights_of(res: Any) -> dict[str, str]:
+    estimate = getattr(res, "estimate", None)
+    return weights_of(estimate if estimate is not None else res.mean)
 
 
 def _format_numbers(frame: pd.DataFrame, precision: int) -> pd.DataFrame:
@@ -345,7 +436,7 @@ def compare(
     """Run inference methods on the contrasts of a formula and tabulate them.
 
     The formula's right side defines linear contrasts over the ``model`` dim
-    (:func:`cvstats.contrasts`; theory.md §1); every method runs on every
+    (:func:`cvstats.contrasts`; docs/theory.md §1); every method runs on every
     contrast, vectorized over the cube's extra dims, and the cube is validated
     once.
 
@@ -368,10 +459,10 @@ def compare(
         Alternative hypothesis (Alpaydın's F is two-sided only and is left out
         of one-sided comparisons by default).
     target : {"learner", "model"}, default "learner"
-        ``"learner"``: the methods for the unconditional error (theory.md §4),
+        ``"learner"``: the methods for the unconditional error (docs/theory.md §4),
         the resampled t, plain bootstrap, k-fold t and hold-out methods flagged
         as liberal; ``"model"``: only methods valid for the conditional error of
-        the models trained on the data at hand (theory.md §1).
+        the models trained on the data at hand (docs/theory.md §1).
 
     Returns
     -------
@@ -402,6 +493,18 @@ def compare(
             sub = _pairs_only(cube) if spec.contrasts == "pairwise" else cube
             with trusted(sub):
                 results[name] = spec.func(sub, **spec.fixed, **options)
+    supported = tuple(applicable_methods(cube, target))
+    levels = None
+    if isinstance(formula, str):
+        rec = recommend(results, target, design_supports=supported).method
+        how = levels_method(list(results), rec)
+        if how is not None:
+            models = select_loss(data, parse_formula(formula)[0], "the formula")
+            spec = METHODS[how]
+            # display only: a zero variance there was warned about by the methods above
+            with trusted(models), warnings.catch_warnings():
+                warnings.simplefilter("ignore", ZeroVarianceWarning)
+                levels = spec.func(models, **spec.fixed, alpha=alpha)
     return ComparisonTable(
-        results, described, target, float(mu0), float(alpha), tuple(notes)
+        results, described, target, float(mu0), float(alpha), tuple(notes), levels, supported
     )

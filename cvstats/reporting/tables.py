@@ -29,6 +29,13 @@ import xarray as xr
 from cvstats.errors import ArgumentError, CvstatsTypeError
 from cvstats.reporting.formatting import latex_escape
 from cvstats.results import InferenceResult
+from cvstats.results.base import (
+    HTML_ROWS,
+    REPR_LINES,
+    Display,
+    text_display,
+    truncate_frame,
+)
 
 __all__ = [
     "PublicationTable",
@@ -118,7 +125,7 @@ _ONE_SCRIPT = re.compile(r"(?P<kind>[_^])(?:\{(?P<braced>[^{}$\\]*)\}|(?P<bare>[
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class PublicationTable:
+class PublicationTable(Display):
     r"""Estimates with intervals laid out for publication.
 
     Build it with :func:`publication_table`. The table holds numbers; the
@@ -259,16 +266,29 @@ class PublicationTable:
 
         Labels follow :func:`html_label` (``μ_A`` → ``μ<sub>A</sub>``).
         """
-        shown = self._layout(_html_cell, html_label, sparse=True, joiner=None)
+        return self._html()
+
+    def _html(self, max_rows: int | None = None) -> str:
+        """Return the HTML table, its body cut to ``max_rows`` rows (``truncate_frame``)."""
+        cut = max_rows is not None and len(self.row_keys) > max_rows
+        # a cut table repeats its row labels: the rows after the "…" need theirs
+        shown = self._layout(_html_cell, html_label, sparse=not cut, joiner=None)
+        hidden = 0
+        if max_rows is not None:
+            shown, hidden = truncate_frame(shown, max_rows)
         table_id = None if self.label is None else html_escape(self.label)
         html = shown.to_html(index=False, border=0, escape=False, table_id=table_id)
         if self.caption is not None:
             first, rest = html.split("\n", 1)
             html = f"{first}\n  <caption>{html_label(self.caption)}</caption>\n{rest}"
+        if hidden:
+            total = len(self.row_keys)
+            html += f"\n<p>… {hidden} more rows ({total} in all)</p>"
         return str(html)
 
     def _repr_html_(self) -> str:
-        return self.to_html()
+        """Return the table for a notebook: :meth:`to_html`, cut to ``HTML_ROWS`` rows."""
+        return self._html(HTML_ROWS)
 
     def __str__(self) -> str:
         shown = self._layout(_plain_cell, str, sparse=True, joiner=" / ")
@@ -279,7 +299,16 @@ class PublicationTable:
         return body if self.caption is None else f"{self.caption}\n\n{body}"
 
     def __repr__(self) -> str:
-        return str(self)
+        """Return the plain table below its caption (``str``), cut to ``REPR_LINES`` lines.
+
+        ``text_display``, the one short display of cvstats: a table that fits
+        shows as ``str``; a longer one keeps its first and last rows (with their
+        labels) around a ``…`` row and says how many it leaves out.
+        """
+        heading = [] if self.caption is None else [self.caption]
+        fits = len(heading) * 2 + 2 + len(self.row_keys) <= REPR_LINES
+        shown = self._layout(_plain_cell, str, sparse=fits, joiner=" / ")
+        return text_display(shown, heading, max_lines=REPR_LINES)
 
 
 # -- number formatting -----------------------------------------------------------

@@ -9,9 +9,14 @@ Every result derives from :class:`~cvstats.results.base.Result`: its computed
 values are DataArrays (0-d for a scalar result), intervals lie on a
 ``ci_bound`` dim with coordinates ``["lower", "upper"]``, and ``to_frame``,
 ``to_markdown``, ``to_latex``, ``to_html``, ``summary``, ``str``, ``interval``
-and ``plot`` are implemented once.
+and ``plot`` are implemented once, as are the notebook displays (a short ``repr``
+and ``_repr_html_``, :class:`~cvstats.results.base.Display`).
 
-* :mod:`~cvstats.results.base` — the contract, :func:`as_dataarray`, :func:`bounds`;
+* :mod:`~cvstats.results.base` — the contract, :func:`as_dataarray`, :func:`bounds`,
+  the displays (:func:`~cvstats.results.base.text_display`,
+  :func:`~cvstats.results.base.html_display`);
+* :mod:`~cvstats.results.plots` — forest plots of intervals and of estimates
+  (matplotlib, imported when drawing);
 * :mod:`~cvstats.results.inference` — :class:`InferenceResult`;
 * :mod:`~cvstats.results.bayes` — :class:`BayesianResult`;
 * :mod:`~cvstats.results.ranks` — Friedman, Wilcoxon, pairwise and rank reports;

@@ -16,13 +16,20 @@ estimates of the fits). It fixes:
   :meth:`~Result.to_html` (from the frame), :meth:`~Result.summary` (a statsmodels
   ``Summary``), ``str()`` (the summary's text), :meth:`~Result.interval` and
   :meth:`~Result.plot` (a clear :class:`~cvstats.errors.ArgumentError` where a
-  result has none).
+  result has none);
+* **one notebook display** (:class:`Display`, which :class:`Result` derives from):
+  a short ``repr`` (at most :data:`REPR_LINES` lines: the class, what the result
+  is, and its main numbers, truncated with ``…`` and the count of the rows left
+  out) and ``_repr_html_`` (the same as a small HTML table, every string
+  escaped), both from :func:`text_display` and :func:`html_display`, which any
+  other displayed object (a comparison table, a publication table) can call.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import numbers
+from collections.abc import Sequence
 from html import escape as html_escape
 from typing import Any, ClassVar, NamedTuple
 
@@ -35,13 +42,19 @@ from cvstats.errors import ArgumentError, CvstatsTypeError
 __all__ = [
     "CI_BOUND",
     "BOUNDS",
+    "HTML_ROWS",
+    "REPR_LINES",
     "ConfidenceInterval",
+    "Display",
     "Result",
     "as_dataarray",
     "bounds",
+    "html_display",
     "latex_escape",
     "split_interval",
+    "text_display",
     "tidy_frame",
+    "truncate_frame",
 ]
 
 #: Name of the dim holding interval bounds (coordinates :data:`BOUNDS`).
@@ -197,15 +210,275 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in text)
 
 
-class Result:
+# ----------------------------------------------------------------------
+# notebook display: a short repr and a small HTML table, shared by every result
+# ----------------------------------------------------------------------
+
+#: Most lines of a result's ``repr`` (heading, table and notes).
+REPR_LINES = 20
+#: Most body rows of the table of a result's ``_repr_html_``.
+HTML_ROWS = 20
+# mark of what a display leaves out, and the widest cell and line it shows
+_ELLIPSIS = "…"
+_CELL = 40
+_LINE = 160
+
+
+def _wrapped(text: str, width: int = 100) -> list[str]:
+    """Wrap a verdict's lines for a summary (details, indented, stay indented)."""
+    import textwrap
+
+    out: list[str] = []
+    for line in text.splitlines():
+        indent = "    " if line.startswith("  ") else "  "
+        first = indent if line.startswith("  ") else "- "
+        out += textwrap.wrap(line.strip(), width, initial_indent=first, subsequent_indent=indent)
+    return out
+
+
+def _one_line(value: Any, width: int) -> str:
+    """``value`` as text on one line, cut to ``width`` characters (ending in ``…``)."""
+    text = " ".join(str(value).split())
+    return text if len(text) <= width else text[: width - 1] + _ELLIPSIS
+
+
+def _cells(frame: pd.DataFrame, precision: int, width: int) -> pd.DataFrame:
+    """Every cell of ``frame`` as text: numbers to ``precision`` digits, one line each."""
+    out = pd.DataFrame(index=range(len(frame)))
+    for i in range(frame.shape[1]):
+        values = frame.iloc[:, i].tolist()
+        out[i] = [_one_line(_fmt(v, precision), width) for v in values]
+    out.columns = pd.Index([_one_line(c, width) for c in frame.columns], dtype=object)
+    return out
+
+
+def truncate_frame(frame: pd.DataFrame, max_rows: int) -> tuple[pd.DataFrame, int]:
+    """Return the first and last rows of a frame around a row of ``…``, and the rows left out.
+
+    The one truncation of every display (:func:`text_display`,
+    :func:`html_display`, the publication tables): a frame of at most
+    ``max_rows`` rows comes back as it is; a longer one as its first and last
+    rows with a row of ``"…"`` between them, ``max_rows`` rows in all.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Any frame (its index is dropped when it is cut).
+    max_rows : int
+        Most rows of the result, the ``…`` row included (at least 2).
+
+    Returns
+    -------
+    (pandas.DataFrame, int)
+        The frame shown (object columns when cut) and how many rows it leaves out.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> shown, hidden = truncate_frame(pd.DataFrame({"x": range(10)}), 5)
+    >>> shown["x"].tolist(), hidden
+    ([0, 1, '…', 8, 9], 6)
+    """
+    n = len(frame)
+    if n <= max_rows:
+        return frame, 0
+    keep = max(max_rows - 1, 1)
+    head, tail = (keep + 1) // 2, keep // 2
+    filler = pd.DataFrame([[_ELLIPSIS] * frame.shape[1]], columns=frame.columns, dtype=object)
+    parts = [frame.iloc[:head].astype(object), filler, frame.iloc[n - tail :].astype(object)]
+    return pd.concat(parts, ignore_index=True), n - head - tail
+
+
+def _hidden_note(hidden: int, total: int) -> str:
+    return f"{_ELLIPSIS} {hidden} more rows ({total} in all)"
+
+
+def _right_aligned(frame: pd.DataFrame) -> list[bool]:
+    """Which columns hold numbers (shown right-aligned); booleans and text are not."""
+    return [
+        pd.api.types.is_numeric_dtype(frame.iloc[:, i])
+        and not pd.api.types.is_bool_dtype(frame.iloc[:, i])
+        for i in range(frame.shape[1])
+    ]
+
+
+def text_display(
+    frame: pd.DataFrame,
+    heading: Sequence[str] = (),
+    notes: Sequence[str] = (),
+    *,
+    max_lines: int = REPR_LINES,
+    precision: int = 4,
+) -> str:
+    """Return the short text display (``repr``) of a result: heading, table, notes.
+
+    The one text display of cvstats: ``heading`` (each line cut to one line),
+    a blank line, ``frame`` as a plain table (numbers to ``precision``
+    significant digits and right-aligned, text left-aligned, cells cut to 40
+    characters), then ``notes``. The whole fits in ``max_lines`` lines: the
+    notes give way first, then the table keeps its first and last rows around a
+    ``…`` row (:func:`truncate_frame`) and says how many rows it leaves out.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The main numbers, one row per element (its index is not shown).
+    heading : sequence of str
+        Lines above the table; by convention the first names the class and what
+        the result is (``"InferenceResult: Corrected resampled t: loss"``).
+    notes : sequence of str
+        Lines below the table.
+    max_lines : int, default :data:`REPR_LINES`
+        Most lines of the text.
+    precision : int, default 4
+        Significant digits of the floats.
+
+    Returns
+    -------
+    str
+        No trailing blanks on any line.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> print(text_display(pd.DataFrame({"model": ["a", "b"], "estimate": [0.1234567, 2.0]}),
+    ...                    ["Example: two models"]))
+    Example: two models
+    <BLANKLINE>
+    model      estimate
+    -------  ----------
+    a            0.1235
+    b                 2
+    """
+    heading = [_one_line(h, _LINE) for h in heading]
+    notes = [_one_line(n, _LINE) for n in notes]
+    fixed = len(heading) + bool(heading) + 2  # the heading, a blank line, the table's header
+    rows = max_lines - fixed - len(notes)
+    while notes and rows < min(len(frame), 3):
+        notes.pop()
+        rows += 1
+    total = len(frame)
+    hidden = 0
+    if total > rows:
+        rows -= 1  # the line saying what is left out
+        shown, hidden = truncate_frame(frame, max(rows, 2))
+        notes = [_hidden_note(hidden, total), *notes]
+    else:
+        shown = frame
+    right = _right_aligned(frame)
+    cells = _cells(shown, precision, _CELL)
+    body = cells.to_markdown(
+        index=False,
+        tablefmt="simple",
+        disable_numparse=True,
+        colalign=["right" if r else "left" for r in right] or None,
+    )
+    lines = [*heading, *([""] if heading else []), *body.splitlines(), *notes]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def html_display(
+    frame: pd.DataFrame,
+    heading: Sequence[str] = (),
+    notes: Sequence[str] = (),
+    *,
+    max_rows: int = HTML_ROWS,
+    precision: int = 4,
+) -> str:
+    """Return the notebook display (``_repr_html_``) of a result: a small captioned table.
+
+    The one HTML display of cvstats: ``frame`` as an HTML table (numbers to
+    ``precision`` significant digits, at most ``max_rows`` rows: the first and
+    last around a ``…`` row, :func:`truncate_frame`), captioned by ``heading``,
+    followed by ``notes`` and the count of the rows left out. Every string —
+    cells, column names, heading and notes — is escaped (:func:`html.escape`),
+    so a model named ``<script>…</script>`` is shown, never run.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The main numbers (its index is not shown).
+    heading : sequence of str
+        Lines of the caption (the first in bold).
+    notes : sequence of str
+        Paragraphs below the table.
+    max_rows : int, default :data:`HTML_ROWS`
+        Most body rows of the table, the ``…`` row included.
+    precision : int, default 4
+        Significant digits of the floats.
+
+    Returns
+    -------
+    str
+        A ``<div class="cvstats-display">`` holding the table and the notes.
+    """
+    shown, hidden = truncate_frame(frame, max_rows)
+    cells = _cells(shown, precision, 10 * _CELL)
+    table = str(cells.to_html(index=False, border=0, escape=True))
+    lines = [html_escape(_one_line(h, 10 * _LINE)) for h in heading]
+    if lines:
+        caption = "<br>".join([f"<strong>{lines[0]}</strong>", *lines[1:]])
+        first, rest = table.split("\n", 1)
+        style = "text-align: left; caption-side: top"
+        table = f'{first}\n  <caption style="{style}">{caption}</caption>\n{rest}'
+    paragraphs = [*([_hidden_note(hidden, len(frame))] if hidden else []), *notes]
+    body = "".join(f"\n<p>{html_escape(_one_line(p, 10 * _LINE))}</p>" for p in paragraphs)
+    return f'<div class="cvstats-display">\n{table}{body}\n</div>'
+
+
+class Display:
+    """Mixin of the notebook display: a short ``repr`` and ``_repr_html_``, implemented once.
+
+    Both come from three hooks a class may refine: :meth:`_display_frame` (the
+    main numbers; default ``to_frame()``), :meth:`_display_heading` (default:
+    the class name and ``_caption()``, then :meth:`_display_details`) and
+    :meth:`_display_notes`. A frozen dataclass using it must say
+    ``@dataclass(repr=False)``, or the dataclass writes its own ``repr``.
+    """
+
+    __slots__ = ()
+
+    def _caption(self) -> str:
+        """Return a one-line description of the object (default: its class name)."""
+        return type(self).__name__
+
+    def _display_details(self) -> list[str]:
+        """Return the heading's lines after the first (what the numbers are; default none)."""
+        return []
+
+    def _display_heading(self) -> list[str]:
+        """Return the heading: ``"<class>: <caption>"``, then :meth:`_display_details`."""
+        name, caption = type(self).__name__, self._caption()
+        first = name if caption == name else f"{name}: {caption}"
+        return [first, *self._display_details()]
+
+    def _display_frame(self) -> pd.DataFrame:
+        """Return the main numbers shown (default: ``to_frame()``)."""
+        frame: pd.DataFrame = self.to_frame()  # type: ignore[attr-defined]
+        return frame
+
+    def _display_notes(self) -> list[str]:
+        """Return the lines below the table (default none)."""
+        return []
+
+    def __repr__(self) -> str:
+        return text_display(self._display_frame(), self._display_heading(), self._display_notes())
+
+    def _repr_html_(self) -> str:
+        return html_display(self._display_frame(), self._display_heading(), self._display_notes())
+
+
+class Result(Display):
     """Mixin of every cvstats result: the reporting protocol, implemented once.
 
     A subclass is a frozen dataclass (or, for estimates, an :class:`xarray.Dataset`)
     and sets ``frame_columns``, the stable columns :meth:`to_frame` ends with
     (after one column per dim of the result), and ``value_fields``, the names of
     its fields that hold computed values (DataArrays). It may refine
-    :meth:`to_frame` and the summary's header (``_summary_info``); everything else
-    comes from here.
+    :meth:`to_frame`, the summary's header (``_summary_info``) and the notebook
+    display's hooks (:class:`Display`: ``_display_frame``, ``_display_details``,
+    ``_display_notes``); everything else comes from here. A dataclass result says
+    ``@dataclass(frozen=True, repr=False)`` so that its ``repr`` is the short one.
     """
 
     __slots__ = ()
@@ -372,9 +645,29 @@ class Result:
         data = [[_fmt(v, precision) for v in row] for row in frame[cols].itertuples(index=False)]
         smry.tables.append(SimpleTable(data, headers=headers, stubs=stubs or [""] * len(data)))
         notes = [f"{k} {v}" for k, v in info if len(v) > _LONG]
+        verdict = str(self.verdict())
+        if verdict:
+            notes += ["Verdict:", *_wrapped(verdict)]
         if notes:
             smry.add_extra_txt(notes)
         return smry
+
+    def verdict(self) -> Any:
+        """Return the result's answer in plain words (one line per contrast or unit).
+
+        The metric's direction decides which model is called better; the
+        target says whether the sentence is about the learners (trained on
+        ``n1`` examples) or the models trained on these data. See
+        :mod:`cvstats.results.verdict`.
+
+        Returns
+        -------
+        cvstats.results.verdict.Verdict
+            A ``str`` that displays itself in a notebook.
+        """
+        from cvstats.results.verdict import verdict_of
+
+        return verdict_of(self)
 
     def __str__(self) -> str:
         return str(self.summary().as_text())

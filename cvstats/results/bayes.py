@@ -46,7 +46,7 @@ BAYES_FRAME_COLUMNS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class BayesianResult(Result):
     """Posterior of the mean of a model's loss or of a contrast (Student t).
 
@@ -209,8 +209,23 @@ class BayesianResult(Result):
     ) -> tuple[list[str], list[str]]:
         alpha = self.alpha if alpha is None else alpha
         cols = ["mean", "scale", "df", "p_left", "p_rope", "p_right", "ci_lower", "ci_upper"]
-        lo, hi = f"[{alpha / 2:g}", f"{1 - alpha / 2:g}]"
+        lo, hi = f"{100 * (1 - alpha):g}% CI low", f"{100 * (1 - alpha):g}% CI high"
         return cols, ["mean", "scale", "df", "P(left)", "P(rope)", "P(right)", lo, hi]
+
+    def _display_details(self) -> list[str]:
+        low, high = self.rope
+        return [
+            f"{self.method}: {self.reference} of the mean ({self.estimand}, target "
+            f"{self.target}); rope ({low:g}, {high:g}), ρ = {self.rho:.4g}, "
+            f"{100 * (1 - self.alpha):g}% credible interval",
+            f"n1 = {self.n1}, n2 = {self.n2}, {self.n_splits} splits; p_left: below the rope, "
+            "p_right: above it",
+        ]
+
+    def _display_frame(self) -> pd.DataFrame:
+        frame = self.to_frame()
+        cols = ["mean", "scale", "p_left", "p_rope", "p_right", "ci_lower", "ci_upper"]
+        return frame[[*self._frame_dims(frame), *cols]]
 
     def plot(self, ax: Any = None, *, points: int = 400) -> Any:
         """Draw the posterior densities with the rope shaded (matplotlib).

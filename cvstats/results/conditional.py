@@ -21,7 +21,7 @@ __all__ = ["WINNER_FRAME_COLUMNS", "WinnerTable"]
 WINNER_FRAME_COLUMNS = ("cv", "conditional", "count", "share")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class WinnerTable(Result):
     """Does cross-validation pick the truly better model? (survey seed, §5.2).
 
@@ -87,13 +87,26 @@ class WinnerTable(Result):
         return f"CV verdict against the truth: {a} vs {b}, {self.n_datasets} datasets"
 
     def _summary_info(self) -> list[tuple[str, str]]:
-        def probs(series: pd.Series) -> str:
-            return ", ".join(f"{k}: {v:.4g}" for k, v in series.items())
-
         return [
             ("Table:", self._caption()),
             ("Agreement:", f"{self.agreement:.4g}"),
-            ("P(true | CV):", probs(self.p_true_given_cv)),
-            ("P(CV | true):", probs(self.p_cv_given_true)),
+            ("P(true | CV):", _probs(self.p_true_given_cv)),
+            ("P(CV | true):", _probs(self.p_cv_given_true)),
             ("Ties (CV / true):", f"{self.ties_cv} / {self.ties_true} ({self.ties})"),
         ]
+
+    def _display_details(self) -> list[str]:
+        a, b = self.models
+        return [f"rows: CV verdict (ε̂_{a} vs ε̂_{b}); columns: true conditional verdict"]
+
+    def _display_notes(self) -> list[str]:
+        return [
+            f"agreement {self.agreement:.4g}; ties (CV / true) {self.ties_cv} / "
+            f"{self.ties_true} ({self.ties})",
+            f"P(true | CV): {_probs(self.p_true_given_cv)}",
+            f"P(CV | true): {_probs(self.p_cv_given_true)}",
+        ]
+
+
+def _probs(series: pd.Series) -> str:
+    return ", ".join(f"{k}: {v:.4g}" for k, v in series.items())

@@ -1,7 +1,7 @@
 """Result objects of the inference methods.
 
 One frozen dataclass, :class:`InferenceResult`, with the same fields
-whatever method or branch produced it (theory.md §4, last paragraph):
+whatever method or branch produced it (docs/theory.md §4, last paragraph):
 estimate, standard error, statistic, reference distribution and degrees of
 freedom, p-value, the interval as a method, the number of splits and fits,
 the estimand and the political-ratio direction the method is known for.
@@ -27,6 +27,7 @@ from cvstats.results.base import (
     split_interval,
     tidy_frame,
 )
+from cvstats.results.plots import forest_plot
 
 __all__ = ["ConfidenceInterval", "InferenceResult", "FRAME_COLUMNS"]
 
@@ -50,9 +51,9 @@ FRAME_COLUMNS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class InferenceResult(Result):
-    """Result of one inference method on a cube (theory.md §4).
+    """Result of one inference method on a cube (docs/theory.md §4).
 
     Attributes
     ----------
@@ -89,7 +90,7 @@ class InferenceResult(Result):
     n_fits : int
         Model fits per learner the method needs.
     direction : str
-        Known political-ratio direction (theory.md §4 table): ``"liberal"``,
+        Known political-ratio direction (docs/theory.md §4 table): ``"liberal"``,
         ``"conservative"``, or the condition it depends on.
     """
 
@@ -129,7 +130,7 @@ class InferenceResult(Result):
         return "conditional"
 
     def interval(self, alpha: float | None = None) -> xr.DataArray:
-        """Return the ``1 - alpha`` interval ``μ̂ ± c sqrt(σ̂²)`` (theory.md §4).
+        """Return the ``1 - alpha`` interval ``μ̂ ± c sqrt(σ̂²)`` (docs/theory.md §4).
 
         Parameters
         ----------
@@ -228,5 +229,49 @@ class InferenceResult(Result):
     ) -> tuple[list[str], list[str]]:
         alpha = self.alpha if alpha is None else alpha
         cols = ["estimate", "stderr", "statistic", "df", "pvalue", "ci_lower", "ci_upper"]
-        lo, hi = f"[{alpha / 2:g}", f"{1 - alpha / 2:g}]"
+        lo, hi = f"{100 * (1 - alpha):g}% CI low", f"{100 * (1 - alpha):g}% CI high"
         return cols, ["estimate", "std err", "statistic", "df", "p-value", lo, hi]
+
+    # ------------------------------------------------------------------
+    # notebook display and picture
+    # ------------------------------------------------------------------
+
+    def _display_details(self) -> list[str]:
+        level = f"{100 * (1 - self.alpha):g}%"
+        return [
+            f"{self.method}: estimand {self.estimand_label}, target {self.target}; "
+            f"H0: μ = {self.mu0:g} ({self.alternative}), {self.reference} reference, "
+            f"{level} interval",
+            f"n1 = {self.n1}, n2 = {self.n2}, {self.n_splits} splits / {self.n_fits} fits; "
+            f"known direction: {self.direction}",
+        ]
+
+    def _display_frame(self) -> pd.DataFrame:
+        frame = self.to_frame()
+        cols = ["estimate", "stderr", "statistic", "df", "pvalue", "ci_lower", "ci_upper"]
+        return frame[[*self._frame_dims(frame), *cols]]
+
+    def plot(self, ax: Any = None, *, alpha: float | None = None) -> Any:
+        """Draw a forest plot: the estimate and interval of every element (matplotlib).
+
+        One row per element of the result's dims (contrast, model, dataset...),
+        with ``mu0`` as a vertical line (:func:`cvstats.reporting.plots.forest_plot`).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw on; default a new figure sized to the rows.
+        alpha : float, optional
+            Level of the intervals; default the result's ``alpha``.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        alpha = self.alpha if alpha is None else alpha
+        frame = self.to_frame(alpha)
+        labels = tuple(self._frame_dims(frame)) or ("method",)  # the method is the title
+        ax = forest_plot(frame, mu0=self.mu0, alpha=alpha, ax=ax, label_columns=labels)
+        ax.set_title(self._caption(), fontsize=9)
+        ax.figure.tight_layout()
+        return ax

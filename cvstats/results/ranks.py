@@ -49,7 +49,7 @@ WILCOXON_FRAME_COLUMNS = (
 PAIRWISE_FRAME_COLUMNS = (*WILCOXON_FRAME_COLUMNS, "pvalue_adjusted", "reject")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class FriedmanResult(Result):
     """Friedman and Iman–Davenport tests and the Nemenyi critical difference.
 
@@ -149,8 +149,20 @@ class FriedmanResult(Result):
             ("Tie correction:", str(self.tie_correction)),
         ]
 
+    def _display_details(self) -> list[str]:
+        better = "higher" if self.higher_is_better else "lower"
+        return [f"rank 1: the {better} score; tie correction {self.tie_correction}"]
 
-@dataclass(frozen=True)
+    def _display_notes(self) -> list[str]:
+        ranks = ", ".join(f"{k} {v:.3f}" for k, v in self.average_ranks.items())
+        cd, q = float(self.critical_difference), float(self.q_alpha)
+        return [
+            f"average ranks: {ranks}",
+            f"Nemenyi critical difference (α = {self.alpha:g}): {cd:.4g} (q_α = {q:.4g})",
+        ]
+
+
+@dataclass(frozen=True, repr=False)
 class WilcoxonResult(Result):
     """Wilcoxon signed-rank test of two learners over datasets.
 
@@ -207,8 +219,14 @@ class WilcoxonResult(Result):
             ("Alternative:", self.alternative),
         ]
 
+    def _display_details(self) -> list[str]:
+        return [
+            f"differences {self.model_a} - {self.model_b} over {self.n_datasets} datasets, "
+            f"alternative {self.alternative}; wins: {self.model_a} better"
+        ]
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class PairwiseResult(Result):
     """Wilcoxon signed-rank tests of every pair of learners with adjusted p-values.
 
@@ -260,6 +278,10 @@ class PairwiseResult(Result):
             ("Family-wise alpha:", f"{self.alpha:g}"),
         ]
 
+    def _display_details(self) -> list[str]:
+        n = self.tests[0].n_datasets if self.tests else 0
+        return [f"{len(self.tests)} pairs over {n} datasets, family-wise α = {self.alpha:g}"]
+
 
 def _pair_array(tests: tuple[WilcoxonResult, ...], values: Any, name: str) -> xr.DataArray:
     """Values of the pairs ``tests`` as a DataArray over ``contrast`` (``"a - b"`` labels)."""
@@ -276,7 +298,7 @@ def _pair_array(tests: tuple[WilcoxonResult, ...], values: Any, name: str) -> xr
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RankReport(Result):
     """Rank-based comparison across datasets beside the per-dataset corrected tests.
 
@@ -353,6 +375,25 @@ class RankReport(Result):
             ("Iman-Davenport F_F:", f"{ff}, p = {float(f.iman_davenport_pvalue):.4g}"),
             ("Pairwise:", self.pairwise._caption()),
         ]
+
+    def _display_details(self) -> list[str]:
+        f = self.friedman
+        return [
+            f"Friedman χ²_F = {float(f.statistic):.4g}, p = {float(f.pvalue):.4g}; "
+            f"Iman-Davenport p = {float(f.iman_davenport_pvalue):.4g}; Nemenyi CD "
+            f"(α = {f.alpha:g}) = {float(f.critical_difference):.4g}"
+        ]
+
+    def _display_frame(self) -> pd.DataFrame:
+        frame = self.to_frame()
+        adjusted = f"wilcoxon_pvalue_{self.pairwise.correction}"
+        cols = ["model_a", "model_b", "rank_difference", "nemenyi_significant"]
+        cols += ["wins", "ties", "losses", adjusted]
+        cols += [c for c in ("significant_wins", "significant_losses") if c in frame.columns]
+        return frame[cols]
+
+    def _display_notes(self) -> list[str]:
+        return self.friedman._display_notes()[:1]
 
 
 # --------------------------------------------------------------------------

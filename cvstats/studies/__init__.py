@@ -1,4 +1,4 @@
-"""The simulation studies of the papers (simulations.md §A–§E).
+"""The simulation studies of the papers (docs/studies.md §A–§E).
 
 * :mod:`cvstats.studies.regression` — Nadeau & Bengio problem 1 (simple
   linear regression, batched closed-form learners);
@@ -7,9 +7,9 @@
 * :mod:`cvstats.studies.letter` — problem 3 (UCI letter recognition, shipped
   with the package: classification tree and distorted 1-NN);
 * :mod:`cvstats.studies.kfold_experiments` — Bengio & Grandvalet's
-  experiments 1 and 2 (variance of K-fold CV, simulations.md §E);
+  experiments 1 and 2 (variance of K-fold CV, docs/studies.md §E);
 * :mod:`cvstats.studies.population` — the survey's Algorithm 1, conditional
-  vs unconditional error on a population (letter or synthetic; simulations.md
+  vs unconditional error on a population (letter or synthetic; docs/studies.md
   §F), with the batched learners of :mod:`cvstats.studies.learners` and the
   tables and figures of :mod:`cvstats.studies.population_analysis`;
 * :func:`run_study` — batched, resumable, parallel (joblib or a
@@ -17,7 +17,7 @@
   of every dataset, each batch file with a checksum verified on resume
   (:class:`BatchFileWarning` for a damaged file, whose batch is recomputed);
 * :func:`method_results`, :func:`rejection_rates`, :func:`mu0_grid`,
-  :func:`study_table`, :func:`power_figure` — methods of theory.md §4, size
+  :func:`study_table`, :func:`power_figure` — methods of docs/theory.md §4, size
   and power over any grid of ``μ0``, Table-2-style summaries and power curves.
 
 Layer 8 of cvstats (see ``docs/architecture.md``): may import every layer below

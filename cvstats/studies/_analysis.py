@@ -3,7 +3,7 @@
 Everything here works on the output of :func:`cvstats.studies.run_study`
 (split means of every block of every dataset) and is cheap, so ``J``, ``M``,
 ``R`` and the grid of null values ``μ0`` can be chosen after the run
-(simulations.md §D, theory.md §4–§6).
+(docs/studies.md §D, docs/theory.md §4–§6).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ __all__ = [
     "m_study",
 ]
 
-#: Methods of theory.md §4 computed by the studies (names of :data:`cvstats.METHODS`).
+#: Methods of docs/theory.md §4 computed by the studies (names of :data:`cvstats.METHODS`).
 METHOD_NAMES: tuple[str, ...] = (
     "holdout_t",
     "resampled_t",
@@ -69,11 +69,11 @@ def _check_size(name: str, value: int, available: int, what: str) -> None:
 
 
 def method_results(ds: xr.Dataset, *, J: int = 15, M: int = 10, R: int = 15) -> xr.Dataset:
-    """Estimate, standard error and degrees of freedom of every method (theory.md §4).
+    """Estimate, standard error and degrees of freedom of every method (docs/theory.md §4).
 
     Each estimate ``μ̂_J`` uses the first ``J`` main splits of its
     configuration; the conservative Z uses the first ``M`` half-splits with
-    the first ``J`` inner splits (test size ``n/10`` inside halves, theory.md
+    the first ``J`` inner splits (test size ``n/10`` inside halves, docs/theory.md
     §6); the bootstrap the first ``R`` replicates of the first ``J`` splits
     (``J <= J_rep``, else NaN); the hold-out t the first main split. The
     5x2cv methods target ``n/2 μ`` and are kept only for configurations with
@@ -158,9 +158,9 @@ def mc_truth(
 ) -> xr.Dataset:
     """Monte Carlo ``n1μ`` per configuration: the mean of ``μ̂_J`` over datasets.
 
-    ``μ̂_J`` is unbiased for ``n1μ`` (theory.md §1), so its average over the
+    ``μ̂_J`` is unbiased for ``n1μ`` (docs/theory.md §1), so its average over the
     independent datasets, with the normal interval ``mean ± z sd/sqrt(N)``,
-    estimates the truth (simulations.md §D).
+    estimates the truth (docs/studies.md §D).
 
     Parameters
     ----------
@@ -213,7 +213,7 @@ def targets(ds: xr.Dataset, results: xr.Dataset) -> xr.DataArray:
 def mu0_grid(
     ds: xr.Dataset, results: xr.Dataset, *, width: float = 4.0, points: int = 41
 ) -> xr.DataArray:
-    """Return a grid of null values around each target (theory.md §6, "surrogate power curves").
+    """Return a grid of null values around each target (docs/theory.md §6, surrogate power).
 
     ``μ0 = target + sd · linspace(-width, width, points)`` with ``sd`` the
     Monte Carlo standard deviation of ``μ̂_J`` of the configuration.
@@ -235,7 +235,7 @@ def rejection_rates(
     """Fraction of datasets whose two-sided level-``alpha`` test rejects ``μ = μ0``.
 
     Reject when ``|μ̂ - μ0| > c · σ̂`` with ``c`` the critical value of each
-    method's reference distribution (theory.md §4); Alpaydın's F rejects when
+    method's reference distribution (docs/theory.md §4); Alpaydın's F rejects when
     its p-value is below ``alpha``.
 
     Parameters
@@ -285,7 +285,7 @@ def binomial_line(alpha: float, n_datasets: int) -> float:
 
     Normal approximation ``alpha + 1.645 sqrt(alpha (1 - alpha) / N)`` of the
     binomial 95 % quantile of the rejection count over ``N`` datasets
-    (theory.md §6).
+    (docs/theory.md §6).
 
     Examples
     --------
@@ -302,7 +302,7 @@ def rho_r_fit(
     M_r: int | None = None,
     J_r: int | None = None,
 ) -> tuple[xr.Dataset, xr.Dataset]:
-    """``ρ(n1, n2)`` per configuration and ``r`` with Lemma-1 estimating equations (theory.md §5).
+    """``ρ(n1, n2)`` per configuration and ``r`` from Lemma-1 equations (docs/theory.md §5).
 
     The same fits as :func:`cvstats.fit_rho` (rows: the ``J_rho`` main split
     means of each dataset) and :func:`cvstats.fit_r` (rows: the ``M_r``
@@ -346,7 +346,7 @@ def study_table(
     J_r: int | None = None,
     caption: str | None = None,
 ) -> PublicationTable:
-    """Table-2-style summary of one or more simulations (simulations.md §D).
+    """Table-2-style summary of one or more simulations (docs/studies.md §D).
 
     Rows: the true ``n1μ`` (when the run has it: ``"analytic"`` for problem 1,
     ``"true (MC)"`` from fresh training sets for problem 2) beside the Monte Carlo
@@ -403,7 +403,7 @@ def power_figure(
     path: str | os.PathLike[str] | None = None,
     title: str | None = None,
 ) -> Any:
-    """Rejection rate against ``μ0`` per method (theory.md §6 surrogate power curves).
+    """Rejection rate against ``μ0`` per method (docs/theory.md §6 surrogate power curves).
 
     One panel per (quantity, configuration); a horizontal line at the
     nominal ``alpha`` and one at :func:`binomial_line` (normal approximation
@@ -478,7 +478,7 @@ def j_study(
     R: int = 15,
     alpha: float = 0.1,
 ) -> xr.DataArray:
-    """Rejection rates at the target against ``J`` (simulations.md §D, the J-study).
+    """Rejection rates at the target against ``J`` (docs/studies.md §D, the J-study).
 
     Parameters
     ----------

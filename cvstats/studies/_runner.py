@@ -13,7 +13,7 @@ file system); each dataset has its own seeds
 (:func:`~cvstats.studies._splits.dataset_rngs`), so the results do not depend
 on the batch size, on ``n_jobs`` or on the cluster.
 
-The stored split means are all the methods of theory.md §4 need (the
+The stored split means are all the methods of docs/theory.md §4 need (the
 hold-out t also needs the mean and variance of the test losses of one
 split, stored as well); :mod:`cvstats.studies._analysis` turns them into
 estimates, standard errors and rejection rates for any ``J``, ``M``, ``R``
@@ -705,6 +705,8 @@ def run_batches(
     client: Any = None,
     progress: bool = False,
     desc: str = "batches",
+    counts: Sequence[int] | None = None,
+    unit: str = "batch",
 ) -> list[Path]:
     """Compute the batches whose files are missing, stale or damaged; write each atomically.
 
@@ -737,6 +739,12 @@ def run_batches(
         tqdm progress bar.
     desc : str
         Label of the progress bar and of the cluster's task keys.
+    counts : sequence of int, optional
+        How many datasets (or samples) each batch of ``jobs`` holds: the progress
+        bar then counts them, its total the datasets still to compute, advancing
+        by a batch's count as it completes. Default: one per batch.
+    unit : str, default "batch"
+        What the progress bar counts (``"dataset"``, ``"sample"``).
 
     Returns
     -------
@@ -761,27 +769,34 @@ def run_batches(
             ): k
             for k in todo
         }
-        done: Any = as_completed(list(futures))
-        if progress:
-            from tqdm.auto import tqdm
-
-            done = tqdm(done, total=len(todo), desc=desc, unit="batch")
-        for future in done:
-            _, path, sig = jobs[futures[future]]
-            _write_batch(_stamped(future.result(), sig), path)
-            future.release()
+        with _progress_bar(progress, todo, counts, desc, unit) as bar:
+            for future in as_completed(list(futures)):
+                k = futures[future]
+                _, path, sig = jobs[k]
+                _write_batch(_stamped(future.result(), sig), path)
+                future.release()
+                bar.update(1 if counts is None else int(counts[k]))
     elif todo:
         from joblib import Parallel, delayed
 
         runner = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
         results: Any = runner(delayed(_compute_and_write)(compute, *jobs[k]) for k in todo)
-        if progress:
-            from tqdm.auto import tqdm
-
-            results = tqdm(results, total=len(todo), desc=desc, unit="batch")
-        for _ in results:
-            pass
+        position = {Path(jobs[k][1]): k for k in todo}
+        with _progress_bar(progress, todo, counts, desc, unit) as bar:
+            for path in results:  # in order of completion: each returns its file
+                k = position[Path(path)]
+                bar.update(1 if counts is None else int(counts[k]))
     return [path for _, path, _ in jobs]
+
+
+def _progress_bar(
+    progress: bool, todo: Sequence[int], counts: Sequence[int] | None, desc: str, unit: str
+) -> Any:
+    """Return a tqdm bar over the batches to compute (their datasets, given ``counts``)."""
+    from tqdm.auto import tqdm
+
+    total = len(todo) if counts is None else sum(int(counts[k]) for k in todo)
+    return tqdm(total=total, desc=desc, unit=unit, disable=not progress)
 
 
 def read_batches(paths: Sequence[Path], dim: str) -> xr.Dataset:
@@ -898,7 +913,7 @@ def run_study(
     ]
     run_batches(
         _compute_with_attrs, jobs, n_jobs=n_jobs, client=client, progress=progress,
-        desc=problem.tag,
+        desc=problem.tag, counts=[len(c) for c in chunks], unit="dataset",
     )  # fmt: skip
     full = read_batches(paths, "dataset")
     full.attrs.update({"n": problem.n, "simulation": problem.simulation, "tag": problem.tag})

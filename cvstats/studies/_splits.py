@@ -1,15 +1,15 @@
-"""Index-based split designs of the Nadeau–Bengio studies (theory.md §4, §6).
+"""Index-based split designs of the Nadeau–Bengio studies (docs/theory.md §4, §6).
 
 The studies need thousands of splits per dataset and thousands of datasets,
 so the splits are kept as integer index arrays (not boolean masks or
 xarray designs). :func:`draw_study_splits` draws, for one dataset, every
-block the methods of theory.md §4 need for the three configurations of
-theory.md §6:
+block the methods of docs/theory.md §4 need for the three configurations of
+docs/theory.md §6:
 
 * ``"half"`` (shared by the three configurations): ``M`` half-splits
   ``(D_m, D_m^c)`` of size ``⌊n/2⌋`` and, inside each half, ``J`` random
   splits with test size ``n/10`` and training size ``⌊n/2⌋ - n/10``
-  (the variance of the conservative Z at ``n1 = n/2``, theory.md §6);
+  (the variance of the conservative Z at ``n1 = n/2``, docs/theory.md §6);
 * ``"5x2"``: Dietterich's five half-splits;
 * per configuration ``(n1, n2)``: a ``"main"`` block of ``J`` splits and a
   ``"replicate"`` block of ``R x J`` splits, all drawn inside the first
@@ -48,7 +48,7 @@ __all__ = [
     "to_design",
 ]
 
-#: Names of the three training/test configurations of theory.md §6.
+#: Names of the three training/test configurations of docs/theory.md §6.
 CONFIGS: tuple[str, ...] = ("n/2,n/2", "n/2,n/10", "9n/10,n/10")
 
 IntArray = NDArray[np.int32]
@@ -56,7 +56,7 @@ IntArray = NDArray[np.int32]
 
 @dataclass(frozen=True)
 class Config:
-    """One training/test configuration ``(n1, n2)`` of theory.md §6.
+    """One training/test configuration ``(n1, n2)`` of docs/theory.md §6.
 
     Attributes
     ----------
@@ -154,7 +154,7 @@ def _subsets(rng: np.random.Generator, pool: IntArray, rows: int, k: int) -> Int
 def draw_study_splits(
     rng: np.random.Generator, n: int, *, J: int, M: int, R: int, J_rep: int
 ) -> DatasetSplits:
-    """Draw every block of one dataset (module docstring; theory.md §4, §6).
+    """Draw every block of one dataset (module docstring; docs/theory.md §4, §6).
 
     Parameters
     ----------
@@ -188,7 +188,7 @@ def draw_study_splits(
     five_test = five[:, ::-1]
     main_test, main_train, rep_test, rep_train = {}, {}, {}, {}
     for c in configurations(n):
-        pool = np.arange(c.pool, dtype=np.int32)  # the dataset cut once (theory.md §6)
+        pool = np.arange(c.pool, dtype=np.int32)  # the dataset cut once (docs/theory.md §6)
         perm = _subsets(rng, pool, J, c.n2)
         main_test[c.name], main_train[c.name] = perm[:, : c.n2], perm[:, c.n2 :]
         perm = _subsets(rng, pool, R * J_rep, c.n2).reshape(R, J_rep, c.pool)

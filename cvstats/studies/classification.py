@@ -1,4 +1,4 @@
-"""Nadeau & Bengio, problem 2: two Gaussian populations (simulations.md §B).
+"""Nadeau & Bengio, problem 2: two Gaussian populations (docs/studies.md §B).
 
 ``P(Y=1) = P(Y=0) = 1/2``, ``X | Y=k ~ N(μ_k, Σ_k)`` in two dimensions,
 zero-one loss.
@@ -52,7 +52,7 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 
-#: Parameters of the four simulations (simulations.md §B): class-1 covariance ``s1 · I₂``.
+#: Parameters of the four simulations (docs/studies.md §B): class-1 covariance ``s1 · I₂``.
 SIMULATIONS: dict[int, dict[str, float]] = {
     1: {"n": 200, "s1": 0.5},
     2: {"n": 200, "s1": 1 / 6},
@@ -202,7 +202,7 @@ class ClassificationProblem:
 
 
 def classification_problem(simulation: int, **overrides: float) -> ClassificationProblem:
-    """Return simulation ``1..4`` of simulations.md §B (parameters overridable).
+    """Return simulation ``1..4`` of docs/studies.md §B (parameters overridable).
 
     Parameters
     ----------
@@ -291,7 +291,7 @@ def run_classification(
     truth_sets: int = 0,
     **overrides: float,
 ) -> xr.Dataset:
-    """Run (or resume) simulation ``simulation`` of problem B (simulations.md §B, §D).
+    """Run (or resume) simulation ``simulation`` of problem B (docs/studies.md §B, §D).
 
     Parameters
     ----------

@@ -25,11 +25,11 @@ The Nadeau–Bengio commands print the Table-2-style summary (docs/studies.md), 
 every method at the truth, the J-study and the M-study, and writes to
 ``DIR`` the batch files, ``<tag>-rates.nc`` (rejection rates over the
 ``μ0`` grid) and ``<tag>-power.png`` (power curves). ``population`` runs
-the survey's Algorithm 1 (simulations.md §F) and prints ``εu``, the bias
+the survey's Algorithm 1 (docs/studies.md §F) and prints ``εu``, the bias
 table, the variance decomposition and the winner tables
 (:func:`cvstats.studies.population_analysis.population_report`). The
 ``bg-experiment*`` commands run Bengio & Grandvalet's experiments
-(:mod:`cvstats.studies.kfold_experiments`, simulations.md §E), print their
+(:mod:`cvstats.studies.kfold_experiments`, docs/studies.md §E), print their
 tables and write ``bg-experiment*.png`` and ``bg-experiment*.nc``.
 """
 
@@ -59,7 +59,21 @@ from cvstats.studies._analysis import (
     targets,
 )
 
-__all__ = ["add_study_parser", "study_report", "main"]
+__all__ = ["DefaultsHelpFormatter", "add_study_parser", "study_report", "main"]
+
+
+class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """``--help`` that shows every option's default (``(default: 15)``).
+
+    Options without a meaningful default (``None``, or ``False`` for a flag) are
+    shown without one. Used by every parser and subparser of ``cvstats``.
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
+
 
 #: ``J`` values of the report's J-study and ``M`` values of its M-study.
 REPORT_JS: tuple[int, ...] = (5, 10, 15, 25)
@@ -230,15 +244,48 @@ def _run(args: argparse.Namespace) -> int:
     try:
         _check_args(args)
         if getattr(args, "scheduler", None):
-            from distributed import Client
-
-            with Client(args.scheduler) as client:
+            with _connect(args.scheduler) as client:
                 return _run_with(args, client)
         return _run_with(args, None)
     except CvstatsError as e:
         message = " ".join(str(e).split())
         print(f"cvstats study {args.study}: error: {message}", file=sys.stderr)
         return 2
+
+
+def _connect(address: str) -> Any:
+    """Return a dask.distributed client of the scheduler at `address`, or raise ArgumentError."""
+    try:
+        from distributed import Client
+    except ImportError as e:
+        raise ArgumentError(
+            "`--scheduler` needs dask.distributed; install it (pip install distributed) or "
+            "leave `--scheduler` out to run on joblib workers."
+        ) from e
+    import dask
+    from distributed import default_client
+
+    config = dask.config.get("scheduler", None)
+    try:
+        before = default_client()
+    except ValueError:  # no client yet
+        before = None
+    try:
+        return Client(address)
+    except (OSError, ValueError) as e:  # a bad address, or no scheduler there (timeout)
+        # a Client that failed to connect has still made itself the default scheduler and
+        # client of this process: undo both, or every later dask computation goes to it
+        try:
+            failed = default_client()
+        except ValueError:  # no default client left: nothing to undo
+            failed = before
+        if failed is not before:
+            failed.close()
+        dask.config.set(scheduler=config)
+        raise ArgumentError(
+            f"`--scheduler` {address!r}: cannot connect to a dask scheduler ({e}); give the "
+            "address the scheduler prints, e.g. tcp://host:8786."
+        ) from e
 
 
 def _run_population(args: argparse.Namespace, client: Any) -> int:
@@ -378,8 +425,9 @@ def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
     """
     study = subparsers.add_parser(
         "study",
-        help="re-run a simulation study of the papers (simulations.md)",
-        description="Re-run a simulation study of the papers (simulations.md §A–§F).",
+        help="re-run a simulation study of the papers (docs/studies.md)",
+        description="Re-run a simulation study of the papers (docs/studies.md §A–§F).",
+        formatter_class=DefaultsHelpFormatter,
     )
     inner = study.add_subparsers(dest="study", required=True)
     for name, sims, help_ in (
@@ -387,7 +435,9 @@ def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
         ("nb-classification", "1..4", "problem 2: two Gaussian populations (tree: slow)"),
         ("nb-letter", "", "problem 3: letter recognition, tree vs distorted 1-NN (tree: slow)"),
     ):
-        p = inner.add_parser(name, help=help_, description=help_)
+        p = inner.add_parser(
+            name, help=help_, description=help_, formatter_class=DefaultsHelpFormatter
+        )
         if name == "nb-letter":
             p.add_argument(
                 "--w", type=float, default=1.0,
@@ -407,7 +457,10 @@ def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
         p.add_argument("--M", type=int, default=20, help="largest M (r and M-study)")
         p.add_argument("--R", type=int, default=15, help="bootstrap replicates")
         p.add_argument("--alpha", type=float, default=0.1, help="nominal level")
-        p.add_argument("--batch-size", type=int, default=None, help="datasets per batch file")
+        p.add_argument(
+            "--batch-size", type=int, default=None,
+            help="datasets per batch file (default: from the sizes of the run)",
+        )  # fmt: skip
         p.add_argument("--quiet", action="store_true", help="no progress bar")
         p.add_argument(
             "--scheduler",
@@ -429,7 +482,10 @@ def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
         ("bg-experiment1", "Bengio & Grandvalet experiment 1: ideal hold-out, θ̂1/θ and θ̂2/θ"),
         ("bg-experiment2", "Bengio & Grandvalet experiment 2: σ², ω, γ contributions to Var[CV]"),
     ):
-        p = inner.add_parser(name, help=help_, description=help_ + " (simulations.md §E).")
+        p = inner.add_parser(
+            name, help=help_, description=help_ + " (docs/studies.md §E).",
+            formatter_class=DefaultsHelpFormatter,
+        )  # fmt: skip
         p.add_argument("--out", required=True, help="output directory (PNG, nc)")
         p.add_argument("--replicates", type=int, default=1000, help="independent replicates")
         p.add_argument("--K", type=int, default=10, help="number of blocks / folds")
@@ -440,7 +496,10 @@ def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def _add_population_parser(inner: Any) -> None:
     help_ = "survey's Algorithm 1: CV vs conditional/unconditional error on a population"
-    p = inner.add_parser("population", help=help_, description=help_ + " (simulations.md §F).")
+    p = inner.add_parser(
+        "population", help=help_, description=help_ + " (docs/studies.md §F).",
+        formatter_class=DefaultsHelpFormatter,
+    )  # fmt: skip
     p.add_argument(
         "--population",
         choices=("letter", "synthetic"),
@@ -473,7 +532,7 @@ def _add_population_parser(inner: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``study ...`` on its own (``python -m cvstats.studies.cli study nb-regression ...``)."""
-    parser = argparse.ArgumentParser(prog="cvstats")
+    parser = argparse.ArgumentParser(prog="cvstats", formatter_class=DefaultsHelpFormatter)
     add_study_parser(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
     return int(args.func(args))

@@ -1,11 +1,11 @@
-"""Bengio & Grandvalet's experiments on the variance of K-fold CV (simulations.md §E).
+"""Bengio & Grandvalet's experiments on the variance of K-fold CV (docs/studies.md §E).
 
 Both experiments use the regression ``x ∈ R^d ~ N(0, I)`` (``d = 30``),
 ``y = sqrt(3/d) Σ_k x_k + ε``, ``ε ~ N(0, 1)`` (``R² = 3/4``), learned by
 ordinary least squares with an intercept, squared-error loss. The outlier
 variant draws, with probability ``1 - p = 0.05``, ``x ~ N(0, 100 I)`` and a
 noise variance multiplied by 100, rescaled so that ``Var[y]`` keeps its
-overall proportions (simulations.md §E). All fits are batched closed-form
+overall proportions (docs/studies.md §E). All fits are batched closed-form
 OLS (:func:`ols_coefficients`: normal equations solved by
 :func:`numpy.linalg.solve` over replicates and folds; fold training sums are
 full-sample sums minus fold sums).
@@ -21,7 +21,7 @@ full-sample sums minus fold sums).
   :func:`cvstats.quadratic_estimator_bias`.
 * :func:`experiment2` — one sample of size ``n``, K-fold CV; ``σ², ω, γ``
   from replicated runs and the three contributions ``σ²/n``, ``(m-1)ω/n``,
-  ``(n-m)γ/n`` of ``Var[CV]`` (theory.md §7 eq. 4), against the training
+  ``(n-m)γ/n`` of ``Var[CV]`` (docs/theory.md §7 eq. 4), against the training
   size ``n - m`` (fixed ``K``) or against ``K`` (fixed ``n``).
 """
 
@@ -59,7 +59,7 @@ def simulate(
     outliers: bool = False,
     p: float = 0.95,
 ) -> tuple[FloatArray, FloatArray]:
-    """Draw examples of the regression of simulations.md §E.
+    """Draw examples of the regression of docs/studies.md §E.
 
     Parameters
     ----------
@@ -240,7 +240,7 @@ def experiment2(
     replicates : int, default 1000
         Independent samples (K-fold runs) per ``(n, K)``.
     outliers : bool, default False
-        The outlier variant of simulations.md §E.
+        The outlier variant of docs/studies.md §E.
     d : int, default 30
         Input dimension.
     seed : int, default 0

@@ -1,6 +1,6 @@
 """Classifiers of the survey's population experiment, batched where a closed form exists.
 
-The survey (``conditional-vs-unconditional.txt`` §5, simulations.md §F) uses
+The survey (``conditional-vs-unconditional.txt`` §5, docs/studies.md §F) uses
 naive Bayes, 4-NN, 10-NN, logistic regression, C4.5 and a random forest. A
 learner here answers two questions for one sample ``T`` of ``N`` examples:
 

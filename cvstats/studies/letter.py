@@ -1,4 +1,4 @@
-"""Nadeau & Bengio, problem 3: letter recognition (simulations.md §C).
+"""Nadeau & Bengio, problem 3: letter recognition (docs/studies.md §C).
 
 The UCI *Letter Recognition* data (20,000 examples, 16 integer features in
 ``[0, 15]``, 26 classes; P. W. Frey and D. J. Slate 1991, CC BY 4.0,
@@ -68,10 +68,10 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.integer]
 
-#: Weights ``w`` of the six simulations (simulations.md §C).
+#: Weights ``w`` of the six simulations (docs/studies.md §C).
 SIMULATIONS: dict[int, float] = {1: 1.0, 2: 5.0, 3: 10.0, 4: 17.25, 5: 25.0, 6: 2048.0}
 
-#: Feature groups ``C1, C2, C3`` (0-based columns after the label; 1-based in the spec:
+#: Feature groups ``C1, C2, C3`` (0-based columns after the label; 1-based in docs/studies.md §C:
 #: ``{1,3,9,16}``, ``{2,4,6,7,8,10,12,14,15}``, ``{5,11,13}``), weights ``w, 1, 1/w``.
 GROUPS: tuple[tuple[int, ...], ...] = (
     (0, 2, 8, 15),
@@ -428,7 +428,7 @@ def run_letter(
     truth_sets: int = 0,
     n: int = 300,
 ) -> xr.Dataset:
-    """Run (or resume) the simulation of problem 3 with weight ``w`` (simulations.md §C, §D).
+    """Run (or resume) the simulation of problem 3 with weight ``w`` (docs/studies.md §C, §D).
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 r"""The survey's Algorithm 1: conditional vs. unconditional error on a population.
 
-simulations.md §F, ``conditional-vs-unconditional.txt`` §5. A large dataset
+docs/studies.md §F, ``conditional-vs-unconditional.txt`` §5. A large dataset
 ``D`` is the population. For each of ``n_samples`` samples ``T`` of ``N``
 examples drawn from ``D`` without replacement:
 
@@ -152,7 +152,7 @@ def letter_population() -> Population:
 
 
 def synthetic_population(size: int = 20_000, *, simulation: int = 1, seed: int = 0) -> Population:
-    """Draw a fixed population of ``size`` examples from N&B problem 2 (simulations.md §B).
+    """Draw a fixed population of ``size`` examples from N&B problem 2 (docs/studies.md §B).
 
     Two classes with probability 1/2, ``X | Y=0 ~ N((0,0), I₂)``,
     ``X | Y=1 ~ N((1,1), s1 I₂)`` (``s1`` of the simulation).
@@ -380,7 +380,7 @@ def run_population(
     progress: bool = False,
     client: Any = None,
 ) -> xr.Dataset:
-    """Run (or resume) the survey's Algorithm 1 (simulations.md §F).
+    """Run (or resume) the survey's Algorithm 1 (docs/studies.md §F).
 
     Parameters
     ----------
@@ -467,8 +467,9 @@ def run_population(
         for b, c in enumerate(chunks)
     ]  # fmt: skip
     paths = run_batches(
-        _compute_with_attrs, jobs, n_jobs=n_jobs, client=client, progress=progress, desc=tag
-    )
+        _compute_with_attrs, jobs, n_jobs=n_jobs, client=client, progress=progress, desc=tag,
+        counts=[len(c) for c in chunks], unit="sample",
+    )  # fmt: skip
     ds = read_batches(paths, "sample")
     ds.attrs = {"population": json.dumps(population.params()), "N": N, "seed": int(seed),
                 "stratified": int(stratified), "tag": tag,

@@ -1,4 +1,4 @@
-"""Tables and figures of the survey's Algorithm 1 (simulations.md §F).
+"""Tables and figures of the survey's Algorithm 1 (docs/studies.md §F).
 
 Input: the Dataset of :func:`cvstats.studies.population.run_population`.
 

@@ -1,4 +1,4 @@
-"""Nadeau & Bengio, problem 1: simple normal linear regression (simulations.md §A).
+"""Nadeau & Bengio, problem 1: simple normal linear regression (docs/studies.md §A).
 
 ``X ~ N(μ_X, σ_X²)``, ``Y | X ~ N(α + β X, σ²_{Y|X})``, squared loss.
 Learner A predicts the training mean ``Ȳ_S``; learner B is the ordinary
@@ -9,7 +9,7 @@ test set (:func:`ols_from_sums`, :func:`mean_loss_from_sums`): no model
 object and no per-example loss is needed, except for the hold-out t
 (:func:`example_losses`).
 
-The analytic generalization errors (simulations.md §A) are
+The analytic generalization errors (docs/studies.md §A) are
 ``n1μ_A = (n1+1)/n1 (σ²_{Y|X} + β² σ_X²)`` and
 ``n1μ_B = (n1+1)/n1 (n1-2)/(n1-3) σ²_{Y|X}`` (:func:`true_errors`).
 """
@@ -42,7 +42,7 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 
-#: Parameters of the four simulations (simulations.md §A).
+#: Parameters of the four simulations (docs/studies.md §A).
 SIMULATIONS: dict[int, dict[str, float]] = {
     1: {"n": 200, "mu_x": 10.0, "alpha": 100.0, "beta": 1.0, "var_x": 1.0, "var_y": 97.0},
     2: {"n": 200, "mu_x": 10.0, "alpha": 100.0, "beta": 2.0, "var_x": 2.0, "var_y": 64.0},
@@ -165,7 +165,7 @@ def example_losses(
 
 
 def true_errors(n1: int, params: dict[str, float]) -> dict[str, float]:
-    """Analytic ``n1μ`` of learners A, B and of A−B (simulations.md §A).
+    """Analytic ``n1μ`` of learners A, B and of A−B (docs/studies.md §A).
 
     Parameters
     ----------
@@ -200,7 +200,7 @@ class RegressionProblem:
     simulation : int
         1..4 (:data:`SIMULATIONS`), or any int with custom parameters.
     n, mu_x, alpha, beta, var_x, var_y : float
-        The simulation's parameters (simulations.md §A).
+        The simulation's parameters (docs/studies.md §A).
     """
 
     simulation: int
@@ -261,7 +261,7 @@ class RegressionProblem:
 
 
 def regression_problem(simulation: int, **overrides: float) -> RegressionProblem:
-    """Return simulation ``1..4`` of simulations.md §A (parameters overridable).
+    """Return simulation ``1..4`` of docs/studies.md §A (parameters overridable).
 
     Parameters
     ----------
@@ -307,7 +307,7 @@ def run_regression(
     client: Any = None,
     **overrides: float,
 ) -> xr.Dataset:
-    """Run (or resume) simulation ``simulation`` of problem A (simulations.md §A, §D).
+    """Run (or resume) simulation ``simulation`` of problem A (docs/studies.md §A, §D).
 
     Parameters
     ----------

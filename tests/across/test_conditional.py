@@ -1,4 +1,4 @@
-"""Conditional vs. unconditional error across datasets (theory.md §1, survey seed)."""
+"""Conditional vs. unconditional error across datasets (docs/theory.md §1, survey seed)."""
 
 import numpy as np
 import pandas as pd

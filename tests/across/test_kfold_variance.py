@@ -1,11 +1,11 @@
-"""K-fold variance components (theory.md §7, Bengio & Grandvalet).
+"""K-fold variance components (docs/theory.md §7, Bengio & Grandvalet).
 
 References are computed independently of cvstats: brute-force O(n²) sums
 over index pairs straight from the definitions of s1, s2, s3 (eq. 9 of the
 paper), explicit covariance matrices with the block structure of Corollary 1,
 ``tr(WΣ) + μ² 1ᵀW1`` for the expectation of a quadratic form, and Monte Carlo
 simulations (Gaussian errors with an exact block covariance; OLS on the
-Bengio–Grandvalet regression, simulations.md §E).
+Bengio–Grandvalet regression, docs/studies.md §E).
 """
 
 import numpy as np
@@ -531,7 +531,7 @@ def test_quadratic_estimator_bias_from_moments_dataset_and_monte_carlo(gaussian_
 
 
 # ---------------------------------------------------------------------------
-# eq. (4) on a real replicated K-fold: OLS, Bengio & Grandvalet (simulations.md §E)
+# eq. (4) on a real replicated K-fold: OLS, Bengio & Grandvalet (docs/studies.md §E)
 # ---------------------------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""Tests of the Lemma-1 estimating-function fit (theory.md §5)."""
+"""Tests of the Lemma-1 estimating-function fit (docs/theory.md §5)."""
 
 import numpy as np
 import pytest
@@ -25,7 +25,7 @@ def equicorrelated(rng, shape, beta, delta, pi):
 
 
 # ---------------------------------------------------------------------------
-# an independent implementation of theory.md §5, written with explicit loops
+# an independent implementation of docs/theory.md §5, written with explicit loops
 # ---------------------------------------------------------------------------
 
 
@@ -85,7 +85,7 @@ def test_kernel_matches_independent_implementation(seed):
     fit = lemma1_fit(T)
     np.testing.assert_allclose(fit.theta, theta, rtol=1e-10, atol=0)
     np.testing.assert_allclose(fit.cov, V, rtol=1e-10, atol=1e-10 * np.abs(V).max())
-    # the expected A of theory.md §5 equals the observed one at the root
+    # the expected A of docs/theory.md §5 equals the observed one at the root
     np.testing.assert_allclose(lemma1_bread(fit.theta, N, K), A_observed, rtol=1e-10, atol=1e-9)
 
 

@@ -1,4 +1,4 @@
-"""fit_rho and fit_r across many datasets (theory.md §3, §4 method 4, §5)."""
+"""fit_rho and fit_r across many datasets (docs/theory.md §3, §4 method 4, §5)."""
 
 import numpy as np
 import pytest
@@ -8,7 +8,7 @@ import cvstats
 from cvstats import CubeError, CvstatsTypeError, DesignError, designs
 from cvstats.across.rho import fit_r, fit_rho
 from cvstats.errors import ArgumentError
-from cvstats.kernels.lemma1 import lemma1_fit
+from cvstats.kernels.lemma1 import lemma1_fit, political_ratio_from_rho
 from cvstats.kernels.political import political_ratio_corrected
 
 N_DATA, J, N, N_TEST = 400, 10, 20, 5  # n1 = 15, n2 = 5, ρ0 = 0.25
@@ -127,10 +127,10 @@ def test_lazy_on_dask(cube):
 
 
 def test_loss_of_test_example_only_gives_rho0():
-    """If the loss depends only on the test example, ρ = n2/(n1 + n2) (theory.md §3).
+    """If the loss depends only on the test example, ρ = n2/(n1 + n2) (docs/theory.md §3).
 
     Each dataset has its own splits; n_train < n - n_test cuts the data once to
-    n1 + n2 = 20 examples (theory.md §6), so ρ0 = 8/20 and not 8/40.
+    n1 + n2 = 20 examples (docs/theory.md §6), so ρ0 = 8/20 and not 8/40.
     """
     rng = np.random.default_rng(5)
     per_dataset = [designs.resampled(40, 8, J=6, n_train=12, seed=i) for i in range(300)]
@@ -251,3 +251,121 @@ def test_fit_r_formula_and_errors(cz_cube):
         fit_r(one_m)
     with pytest.raises(CubeError, match="fit_r needs many independent datasets"):
         fit_r(cz_cube.isel(dataset=0, drop=True))
+
+
+# ---------------------------------------------------------------------------
+# unequal sizes: no median stands in for n1 and n2
+# ---------------------------------------------------------------------------
+
+
+def _unequal_main_cube(n_data=60, sizes=(5, 6, 4, 5, 7), n=20):
+    """Random splits of `n` examples whose test sets differ in size, one set per dataset."""
+    rng = np.random.default_rng(11)
+    S = len(sizes)
+    mask = np.zeros((S, n), dtype=bool)
+    for j, size in enumerate(sizes):
+        mask[j, rng.permutation(n)[:size]] = True
+    losses = rng.random((n_data, S, n, 2))
+    return cvstats.from_arrays(
+        losses,
+        mask,
+        models=["a", "b"],
+        extra_dims=["dataset"],
+        n_train=n - mask.sum(axis=1),
+        attrs={"design": "user", "n": n, "seed": -1},
+    )
+
+
+def test_fit_rho_refuses_unequal_test_sizes_unless_n1_and_n2_are_given():
+    cube = _unequal_main_cube()
+    assert cube["n_test"].values.tolist() == [5, 6, 4, 5, 7]
+    with pytest.raises(DesignError) as info:
+        fit_rho(cube)
+    message = str(info.value)
+    for words in (
+        "fit_rho compares ρ̂ with ρ0 = n2/(n1 + n2)",
+        "'main' block's splits test 4 to 7 examples and train on 13 to 16",
+        "sqrt(a b)/n",
+        "Pass `n1=` and `n2=`",
+        "n1=15, n2=5, the block's medians",
+    ):
+        assert words in message, words
+    with pytest.raises(DesignError, match="Pass `n1=` and `n2=`"):
+        fit_rho(cube, n1=15)  # both are needed
+    fit = fit_rho(cube, n1=14, n2=6)
+    assert float(fit.rho0) == pytest.approx(6 / 20)
+    assert fit.attrs["n1"] == 14 and fit.attrs["n2"] == 6
+    expected = political_ratio_from_rho(fit.rho.values, 5, 14, 6)
+    np.testing.assert_allclose(fit.political_ratio, expected, rtol=1e-12)
+    # the Lemma-1 fit itself does not use the sizes
+    xr.testing.assert_identical(fit.rho, fit_rho(cube, n1=10, n2=3).rho)
+    with pytest.raises(ArgumentError, match="exceeds the cube's n = 20"):
+        fit_rho(cube, n1=18, n2=6)
+    with pytest.raises(ArgumentError, match="`n2` must be a positive int"):
+        fit_rho(cube, n1=14, n2=0)
+
+
+def test_fit_rho_states_sizes_on_an_equal_block_too(cube):
+    fit = fit_rho(cube, n1=12, n2=4)
+    assert float(fit.rho0) == pytest.approx(4 / 16) and fit.attrs["n1"] == 12
+    xr.testing.assert_identical(fit.rho, fit_rho(cube).rho)
+
+
+def test_fit_rho_refuses_unequal_training_sizes():
+    # one test size, several training sizes (an iterable of splits): no single n1 either
+    pairs = [(np.arange(5, 15), np.arange(5)), (np.arange(8, 20), np.arange(5))]
+    pairs.append((np.arange(6, 20), np.arange(5)))
+    d = designs.from_splitter(pairs, n=20)
+    assert d.attrs["nested_train"] == 0
+    losses = np.random.default_rng(0).random((30, 3, 20, 1))
+    cube = cvstats.from_arrays(losses, design=d, extra_dims=["dataset"])
+    with pytest.raises(DesignError, match="splits train on 10 to 14"):
+        fit_rho(cube)
+    assert float(fit_rho(cube, n1=12, n2=5).rho0) == pytest.approx(5 / 17)
+
+
+def test_fit_rho_kfold_folds_differing_by_one_use_1_over_K():
+    # 42 examples in 4 folds of 11 and 10: the corrected repeated k-fold t's ρ0 = 1/K and
+    # n2/n1 = 1/(K-1), not the median fold's n2/(n1 + n2) = 10/42 (a guess)
+    d = designs.kfold(42, 4, repeats=2, seed=0)
+    losses = np.random.default_rng(1).random((40, 8, 42, 1))
+    cube = cvstats.from_arrays(losses, design=d, extra_dims=["dataset"])
+    fit = fit_rho(cube)
+    assert float(fit.rho0) == 0.25
+    expected = political_ratio_from_rho(fit.rho.values, 8, 3, 1)
+    np.testing.assert_allclose(fit.political_ratio, expected, rtol=1e-12)
+    # folds of one size: the same as n2/(n1 + n2)
+    even = cvstats.from_arrays(
+        losses[:, :, :40], design=designs.kfold(40, 4, repeats=2, seed=0), extra_dims=["dataset"]
+    )
+    assert float(fit_rho(even).rho0) == 10 / 40
+
+
+def test_fit_r_refuses_unequal_half_sizes_unless_stated():
+    n, rng = 40, np.random.default_rng(3)
+    rows = [("main", -1, -1, rng.permutation(n)[:5]) for _ in range(3)]
+    for m in range(2):
+        perm = rng.permutation(n)
+        for side, pool in enumerate((perm[: n // 2], perm[n // 2 :])):
+            for size in (4, 5):
+                rows.append(("half", m, side, rng.permutation(pool)[:size]))
+    mask = np.zeros((len(rows), n), dtype=bool)
+    for j, row in enumerate(rows):
+        mask[j, row[3]] = True
+    n_train = np.array([n - 5 if r[0] == "main" else n // 2 - len(r[3]) for r in rows])
+    cube = cvstats.from_arrays(
+        rng.random((20, len(rows), n, 1)),
+        mask,
+        extra_dims=["dataset"],
+        n_train=n_train,
+        splits={
+            "block": np.array([r[0] for r in rows]),
+            "half": np.array([r[1] for r in rows]),
+            "side": np.array([r[2] for r in rows]),
+        },
+        attrs={"design": "user", "n": n, "seed": -1},
+    )
+    with pytest.raises(DesignError, match="fit_r reports σ̂²_cz .* 'half' block's splits test 4"):
+        fit_r(cube)
+    fit = fit_r(cube, n1=15, n2=5)
+    assert fit.attrs["n1"] == 15 and fit.attrs["n2"] == 5

@@ -10,12 +10,14 @@ import cvstats
 
 #: ``cvstats.__all__`` as of the layout of docs/architecture.md (0.1.0). A name is
 #: added here only together with its documentation; none is ever removed silently.
-#: Added since: ``from_scores``, ``from_cv_results`` (score cubes, issue 14).
+#: Added since: ``from_scores``, ``from_cv_results`` (score cubes, issue 14); ``describe``,
+#: ``CubeDescription`` (what a cube holds, issue 15).
 FROZEN = (
     "ArgumentError",
     "BayesianResult",
     "ComparisonTable",
     "ConfidenceInterval",
+    "CubeDescription",
     "CubeError",
     "CvstatsError",
     "CvstatsTypeError",
@@ -49,6 +51,7 @@ FROZEN = (
     "corrected_resampled_t",
     "cv_bias",
     "cv_estimates",
+    "describe",
     "designs",
     "dietterich_5x2cv",
     "fit_lemma1",

@@ -1,32 +1,350 @@
+"""The ``cvstats`` command line: demo, table, describe, errors, --version, --help."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import subprocess
+import sys
+
 import numpy as np
+import pytest
+import xarray as xr
 
 import cvstats
-from cvstats.cli import describe, main
+from cvstats.cli import describe, main, roc_auc
+
+SMALL_DEMO = ["demo", "--J", "3", "--M", "2", "--R", "2", "--quiet"]
 
 
-def test_demo_runs_and_saves(tmp_path, capsys):
-    out = tmp_path / "demo.nc"
-    assert main(["demo", "--J", "3", "--M", "2", "--R", "2", "--quiet", "--out", str(out)]) == 0
-    text = capsys.readouterr().out
+def _run(argv):
+    """Run ``main(argv)``; return (status, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(argv)
+    return status, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo") / "demo.nc"
+    status, text, _ = _run([*SMALL_DEMO, "--out", str(out)])
+    assert status == 0
+    return out, text
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    d = cvstats.designs.nadeau_bengio(60, 6, J=4, M=2, R=2, seed=1)
+    rng = np.random.default_rng(1)
+    losses = (rng.random((d.sizes["split"], 60, 3)) < [0.2, 0.3, 0.5]).astype(float)
+    cube = cvstats.from_arrays(losses, design=d, models=["a", "b", "c"], name="zero_one")
+    path = tmp_path_factory.mktemp("cube") / "cube.nc"
+    cvstats.save(cube, path)
+    return path
+
+
+# --------------------------------------------------------------------------
+# demo
+# --------------------------------------------------------------------------
+
+
+def test_demo_runs_and_saves(demo):
+    out, text = demo
     cube = cvstats.open_cube(out)
     assert cube.attrs["design"] == "nadeau_bengio"
     assert cube.sizes["model"] == 3
     assert cube.sizes["split"] == 3 * (1 + 2 * 2) + 2 * 3 + 10
-    assert "design 'nadeau_bengio', n = 569" in text
+    assert str(describe(cube)) in text
+    assert "design 'nadeau_bengio', n = 569, seed = 0" in text
     for block, count in [("main", 3), ("half", 12), ("replicate", 6), ("5x2", 10)]:
-        assert f"{block:<10} {count:>5} splits" in text
+        assert f"  {block:<9}  {count:>6}" in text
     # the printed mean loss per model is the main-block mean of split means
     main_block = cube.isel(split=(cube.block == "main").values)
     tree = float(main_block.sel(model="tree").mean("example").mean("split"))
     assert f"tree         {tree:.4f}" in text
     assert f"saved to {out}" in text
+    assert "Comparison" in text and "zero_one ~ model" in text
 
 
-def test_describe_averages_split_means_and_extra_dims():
-    d = cvstats.designs.kfold(6, 2, seed=0)
-    # fold sizes equal: losses 1 on fold 0, 3 on fold 1 -> mean of split means 2
-    losses = np.where(d.fold.values[:, None, None] == 0, 1.0, 3.0) * np.ones((2, 6, 1))
-    cube = cvstats.from_arrays(losses, design=d, models=["m"])
-    text = describe(cube)
-    assert "main           2 splits   n_train = 3   n_test = 3" in text
-    assert "m            2.0000" in text
+def test_demo_compares_roc_auc_from_the_same_fits(demo):
+    out, text = demo
+    auc_path = out.with_name("demo-auc.nc")
+    auc = cvstats.open_cube(auc_path)
+    cube = cvstats.open_cube(out)
+    assert auc.name == "roc_auc" and auc.attrs["metric"] == "roc_auc"
+    assert bool(auc.attrs["greater_is_better"])
+    assert "example" not in auc.dims and auc.sizes["model"] == 3
+    for coord in ("split", "block", "n_train", "half", "side", "replicate"):
+        np.testing.assert_array_equal(auc[coord].values, cube[coord].values)
+    np.testing.assert_array_equal(auc["n_test"].values, cube.notnull().sum("example")[:, 0])
+    assert ((auc > 0.5) & (auc <= 1)).all()  # three decent classifiers
+    section = text[text.index("ROC AUC of the same fits") :]
+    assert "higher is better" in section.splitlines()[0]
+    means = auc.isel(split=(auc.block == "main").values).mean("split")
+    for model in ("logreg", "tree", "naive_bayes"):
+        assert f"  {model:<12} {float(means.sel(model=model)):.4f}" in section
+    assert f"saved to {auc_path}" in section
+    expected = cvstats.compare(
+        cvstats.pairwise(auc), methods=["corrected_resampled_t", "conservative_z"]
+    )
+    assert expected.summary().as_text() in section
+    assert f"cvstats table {auc_path} --pairwise --methods" in section
+
+
+def test_demo_scorer_is_sklearns_roc_auc():
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.metrics import get_scorer
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = load_breast_cancer(return_X_y=True)
+    sklearn_auc = get_scorer("roc_auc")
+    for est in (DecisionTreeClassifier(min_samples_leaf=20, random_state=0), GaussianNB()):
+        est.fit(X[::2], y[::2])  # the tree's probabilities have many ties
+        assert roc_auc(est, X[1::2], y[1::2]) == pytest.approx(
+            sklearn_auc(est, X[1::2], y[1::2]), abs=1e-12
+        )
+
+
+def test_demo_without_auc(tmp_path):
+    out = tmp_path / "losses.nc"
+    status, text, _ = _run([*SMALL_DEMO, "--no-auc", "--out", str(out)])
+    assert status == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["losses.nc"]
+    assert "ROC AUC" not in text
+
+
+def test_demo_refuses_foreign_files_before_fitting(tmp_path):
+    out = tmp_path / "demo.nc"
+    foreign = tmp_path / "demo-auc.nc"
+    xr.Dataset({"x": ("a", np.arange(3.0))}).to_netcdf(foreign, engine="h5netcdf")
+    before = foreign.read_bytes()
+    status, text, err = _run([*SMALL_DEMO, "--out", str(out)])
+    assert status == 2 and text == ""  # refused before the data were even announced
+    assert err.startswith("cvstats: error: `--out` ") and len(err.splitlines()) == 1
+    assert "is not a cube written by cvstats" in err
+    assert foreign.read_bytes() == before and not out.exists()
+
+
+# --------------------------------------------------------------------------
+# errors: one line, status 2, no traceback
+# --------------------------------------------------------------------------
+
+
+def _files(tmp_path):
+    (tmp_path / "text.nc").write_text("hello, not a cube\n")
+    (tmp_path / "empty.nc").write_bytes(b"")
+    (tmp_path / "notes.txt").write_text("hello")
+    (tmp_path / "afile").write_text("keep me")
+    xr.Dataset({"x": ("a", np.arange(3.0))}).to_netcdf(tmp_path / "plain.nc", engine="h5netcdf")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["table", "{tmp}/missing.nc"], "does not exist"),
+        (["describe", "{tmp}/missing.zarr"], "does not exist"),
+        (["table", "{tmp}/text.nc"], "cannot read"),
+        (["describe", "{tmp}/empty.nc"], "cannot read"),
+        (["table", "{tmp}/notes.txt"], "use '.nc' (netCDF-4) or '.zarr'"),
+        (["describe", "{tmp}/plain.nc"], "holds no cvstats cube"),
+        (["demo", "--J", "-1"], "`--J` must be at least 1"),
+        (["demo", "--R", "1"], "`--R` must be at least 2"),
+        (["demo", "--n-jobs", "0"], "`--n-jobs` must be a non-zero int"),
+        (["demo", "--out", "{tmp}/demo.txt"], "use '.nc' (netCDF-4) or '.zarr'"),
+        (["demo", "--out", "{tmp}/afile/demo.nc"], "afile' is not a directory"),
+        (["demo", "--out", "{tmp}/plain.nc"], "`--out` '{tmp}/plain.nc' is not a cube written"),
+    ],
+)
+def test_user_mistakes_exit_2_with_one_line(tmp_path, argv, message):
+    _files(tmp_path)
+    argv = [a.format(tmp=tmp_path) for a in argv]
+    status, _, err = _run(argv)
+    assert status == 2
+    assert err.startswith("cvstats: error: ") and len(err.strip().splitlines()) == 1
+    assert message.format(tmp=tmp_path) in err
+    assert (tmp_path / "afile").read_text() == "keep me"
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--formula", "zero_one ~ foo"], "the only variable is `model`"),
+        (["--formula", "zero_one ~ model +"], "cannot parse the formula"),
+        (["--formula", "loss ~ model"], "write e.g. 'zero_one ~ model'"),
+        (["--formula", "zero_one ~ __import__('os')"], "formulas do not allow"),
+        (["--alpha", "1.5"], "`--alpha` must be in the open interval (0, 1), got 1.5"),
+        (["--alpha", "0"], "`--alpha` must be in the open interval (0, 1)"),
+        (["--precision", "0"], "`--precision` must be an int >= 1"),
+        (["--mu0", "nan"], "`mu0` must be a finite real number"),
+        (["--methods", "nope", "kfold_t"], "unknown method(s) 'nope'; the methods are"),
+    ],
+)
+def test_table_mistakes_exit_2_with_one_line(saved, capsys, options, message):
+    assert main(["table", str(saved), *options]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("cvstats: error: ")
+    assert len(captured.err.strip().splitlines()) == 1
+    assert message in captured.err
+
+
+@pytest.mark.parametrize("address", ["garbage", "foo://bar"])
+def test_study_bad_scheduler_address_exits_2(tmp_path, capsys, address):
+    argv = ["study", "nb-regression", "--datasets", "2", "--J", "5", "--M", "5", "--R", "2"]
+    assert main([*argv, "--out", str(tmp_path), "--scheduler", address]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cvstats study nb-regression: error: `--scheduler` ")
+    assert "cannot connect to a dask scheduler" in err and len(err.strip().splitlines()) == 1
+
+
+def test_unknown_method_lists_the_registry(saved, capsys):
+    from cvstats.inference.registry import METHODS
+
+    assert main(["table", str(saved), "--methods", "corrected_t"]) == 2
+    err = capsys.readouterr().err
+    assert all(name in err for name in METHODS)
+
+
+def test_argparse_errors_exit_2(saved, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["table", str(saved), "--formula", "zero_one ~ model", "--pairwise"])
+    assert info.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:
+        main(["table", str(saved), "--format", "pdf"])
+    assert info.value.code == 2
+
+
+def test_missing_file_without_traceback_in_a_subprocess(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "cvstats.cli", "table", str(tmp_path / "missing.nc")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("cvstats: error: ")
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+# --------------------------------------------------------------------------
+# --version, --help
+# --------------------------------------------------------------------------
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"cvstats {cvstats.__version__}"
+
+
+@pytest.mark.parametrize(
+    ("argv", "defaults"),
+    [
+        (["demo"], ["(default: 15)", "(default: 10)", "(default: -1)", "demo.nc)"]),
+        (["table"], ["(default: 0.05)", "(default: learner)", "(default: text)", "(default: 4)"]),
+        (["study", "nb-regression"], ["(default: 1000)", "(default: 25)", "(default: 0.1)"]),
+        (["study", "nb-letter"], ["(default: 1.0)", "(default: both)", "(default: 200)"]),
+        (["study", "population"], ["(default: letter)", "(default: 300)", "(default: 4)"]),
+        (["study", "bg-experiment1"], ["(default: 1000)", "(default: 10)"]),
+    ],
+)
+def test_help_shows_defaults(capsys, argv, defaults):
+    with pytest.raises(SystemExit) as info:
+        main([*argv, "--help"])
+    assert info.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())  # undo the wrapping
+    for default in defaults:
+        assert default in text
+    assert "(default: None)" not in text and "(default: False)" not in text
+
+
+# --------------------------------------------------------------------------
+# describe, table --pairwise
+# --------------------------------------------------------------------------
+
+
+def test_describe_command(saved, capsys):
+    assert main(["describe", str(saved)]) == 0
+    out = capsys.readouterr().out
+    assert out == str(cvstats.describe(cvstats.open_cube(saved))) + "\n"
+    assert out.startswith("cube 'zero_one': loss cube")
+
+
+def test_describe_and_table_of_a_compact_file(saved, tmp_path, capsys):
+    compact = cvstats.to_compact(cvstats.open_cube(saved))
+    path = tmp_path / "compact.nc"
+    cvstats.save_compact(compact, path)
+    assert main(["describe", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("cube 'zero_one': compact loss cube")
+    dense = cvstats.describe(cvstats.open_cube(saved))
+    assert f"  {'a':<12} {dense.means[0]:.4f}" in out.splitlines()
+    assert main(["table", str(path), "--methods", "conservative_z"]) == 0
+    table = cvstats.compare("zero_one ~ model", compact, methods=["conservative_z"])
+    assert capsys.readouterr().out == table.summary().as_text() + "\n"
+
+
+def test_cli_describe_is_the_public_describe():
+    assert describe is cvstats.describe
+
+
+def test_table_pairwise(saved, capsys):
+    methods = ["corrected_resampled_t", "conservative_z"]
+    assert main(["table", str(saved), "--pairwise", "--methods", *methods]) == 0
+    out = capsys.readouterr().out
+    cube = cvstats.open_cube(saved)
+    table = cvstats.compare(cvstats.pairwise(cube), methods=methods)
+    assert out == table.summary().as_text() + "\n"
+    assert set(table.to_frame().contrast) == {"a - b", "a - c", "b - c"}
+    assert main(["table", str(saved), "--pairwise", "--format", "markdown"]) == 0
+    assert capsys.readouterr().out == cvstats.compare(cvstats.pairwise(cube)).to_markdown() + "\n"
+
+
+def test_table_pairwise_of_a_score_cube(tmp_path, capsys):
+    scores = np.array([[0.8, 0.7, 0.6], [0.9, 0.75, 0.7], [0.85, 0.72, 0.66]])
+    cube = cvstats.from_scores(
+        scores, n_test=10, n_train=40, greater_is_better=True, name="roc_auc",
+        models=["x", "y", "z"],
+    )  # fmt: skip
+    path = cvstats.save(cube, tmp_path / "auc.nc")
+    assert main(["table", str(path), "--pairwise", "--methods", "resampled_t"]) == 0
+    table = cvstats.compare(cvstats.pairwise(cube), methods=["resampled_t"])
+    assert capsys.readouterr().out == table.summary().as_text() + "\n"
+
+
+def test_table_default_formula_and_methods(saved, capsys):
+    assert main(["table", str(saved), "--methods", "conservative_z", "--alpha", "0.1"]) == 0
+    cube = cvstats.open_cube(saved)
+    table = cvstats.compare("zero_one ~ model", cube, methods=["conservative_z"], alpha=0.1)
+    assert capsys.readouterr().out == table.summary().as_text() + "\n"
+
+
+# --------------------------------------------------------------------------
+# study progress bars count datasets
+# --------------------------------------------------------------------------
+
+
+def test_study_progress_counts_datasets(tmp_path, capsys):
+    from cvstats.studies.regression import run_regression
+
+    run_regression(1, 10, tmp_path, n=40, J=6, M=4, R=3, J_rep=4, batch_size=4, progress=True)
+    err = capsys.readouterr().err.replace("\r", "\n")
+    assert "10/10" in err and "dataset" in err  # 10 datasets in 3 batches
+    assert "3/3" not in err
+
+
+def test_population_progress_counts_samples(tmp_path, capsys):
+    from cvstats.studies.population import run_population, synthetic_population
+
+    run_population(
+        synthetic_population(size=400, seed=0), ["nb"], 5, tmp_path, N=20, folds=[2],
+        repetitions=2, batch_size=2, progress=True,
+    )  # fmt: skip
+    err = capsys.readouterr().err.replace("\r", "\n")
+    assert "5/5" in err and "sample" in err  # 5 samples in 3 batches
+    assert "3/3" not in err

@@ -329,3 +329,163 @@ def test_holdout_methods_accept_the_compact_form():
         for field in ("estimate", "stderr", "statistic", "pvalue"):
             np.testing.assert_array_equal(getattr(small, field), getattr(dense, field))
         assert small.n2 == dense.n2 == 60
+
+
+# --------------------------------------------------------------------------
+# unequal test sizes, stated by `n_test` (as the dense form accepts them)
+# --------------------------------------------------------------------------
+
+
+def _unequal_cube(n_datasets=0):
+    """Main, replicate and half blocks whose splits differ in test size, stated by n_test."""
+    n, rng = 60, np.random.default_rng(0)
+    rows = []  # (block, half, side, replicate, test indices, training indices)
+
+    def draw(pool, size, block, half=-1, side=-1, replicate=-1):
+        perm = rng.permutation(pool)
+        rows.append((block, half, side, replicate, perm[:size], perm[size:]))
+
+    for size in (10, 12, 9, 11):
+        draw(np.arange(n), size, "main")
+    for r in range(3):
+        for size in (11, 10, 12, 9):
+            draw(np.arange(n), size, "replicate", replicate=r)
+    for m in range(3):
+        perm = rng.permutation(n)
+        for side, pool in enumerate((perm[: n // 2], perm[n // 2 :])):
+            for size in (6, 7, 5, 6):
+                draw(pool, size, "half", half=m, side=side)
+    mask = np.zeros((len(rows), n), dtype=bool)
+    for j, row in enumerate(rows):
+        mask[j, row[4]] = True
+    shape = (len(rows), n, 2) if not n_datasets else (n_datasets, len(rows), n, 2)
+    cols = ("block", "half", "side", "replicate")
+    return cvstats.from_arrays(
+        np.random.default_rng(1).random(shape),
+        mask,
+        models=["a", "b"],
+        extra_dims=("dataset",) if n_datasets else (),
+        splits={
+            **{c: np.array([r[i] for r in rows]) for i, c in enumerate(cols)},
+            "n_train": np.array([len(r[5]) for r in rows]),
+        },
+        attrs={"design": "user", "n": n, "seed": -1},
+    )
+
+
+def _odd_five_by_two():
+    """mlxtend's 5x2 halves on an odd n: the halves test 30 and 31 examples."""
+    n, rng = 61, np.random.default_rng(2)
+    rows = []
+    for m in range(5):
+        perm = rng.permutation(n)
+        d1, d2 = perm[: n // 2], perm[n // 2 :]
+        rows += [(m, 0, d2, d1), (m, 1, d1, d2)]
+    mask = np.zeros((10, n), dtype=bool)
+    for j, row in enumerate(rows):
+        mask[j, row[2]] = True
+    return cvstats.from_arrays(
+        np.random.default_rng(3).random((10, n, 2)),
+        mask,
+        models=["a", "b"],
+        splits={
+            "block": np.array(["5x2"] * 10),
+            "half": np.array([r[0] for r in rows]),
+            "side": np.array([r[1] for r in rows]),
+            "n_train": np.array([len(r[3]) for r in rows]),
+        },
+        attrs={"design": "user", "n": n, "seed": -1},
+    )
+
+
+UNEQUAL = {
+    "main-replicate-half": lambda: _unequal_cube(),
+    "main-replicate-half-datasets": lambda: _unequal_cube(3),
+    "5x2-odd-n": _odd_five_by_two,
+    "contrast": lambda: cvstats.pairwise(_unequal_cube()),
+}
+
+
+def _run_every_method(cube):
+    """Every registered method the cube's design supports; sizes stated where one is needed."""
+    from cvstats.inference.registry import METHODS as SPECS
+    from cvstats.inference.registry import design_kinds
+
+    out = {}
+    for name, spec in SPECS.items():
+        if spec.design not in design_kinds(cube) or spec.zero_one or spec.needs == "examples":
+            continue
+        kwargs = dict(spec.fixed)
+        if spec.cube_refusal(cube) is not None:  # one n1 and one n2: state them
+            kwargs.update({"rho": 0.2} if "rho" in spec.options else {"n1": 30, "n2": 9})
+        out[name] = spec.func(cube, **kwargs).to_frame()
+    return out
+
+
+@pytest.mark.parametrize("name", list(UNEQUAL))
+def test_unequal_sizes_round_trip_and_identical_results(name, tmp_path):
+    cube = UNEQUAL[name]()
+    assert "n_test" in cube.coords
+    compact = to_compact(cube)
+    cc = compact_cube(compact)
+    assert cc.sizes[SLOT] == int(cube["n_test"].max())  # the shorter splits padded
+    cvstats.validate(cc)
+    xr.testing.assert_identical(from_compact(compact), cube)
+    dense_results, compact_results = _run_every_method(cube), _run_every_method(cc)
+    assert dense_results and list(dense_results) == list(compact_results)
+    for method, frame in dense_results.items():
+        pd.testing.assert_frame_equal(compact_results[method], frame, obj=method)
+    back = open_compact(save_compact(compact, tmp_path / "unequal.nc"))
+    xr.testing.assert_identical(from_compact(back), cube)
+
+
+def test_unequal_sizes_without_n_test_are_refused_in_compact_form_too():
+    cc = compact_cube(to_compact(_unequal_cube()))
+    with pytest.raises(CubeError, match="does not state its test sizes.*n_test"):
+        cvstats.validate(cc.drop_vars("n_test"))
+    with pytest.raises(CubeError, match="does not state its test sizes"):
+        cvstats.validate(from_compact(to_compact(_unequal_cube())).drop_vars("n_test"))
+
+
+def test_compact_slots_must_match_the_stated_sizes():
+    cube = _unequal_cube(2)
+    cc = compact_cube(to_compact(cube))
+    idx, values = cc[EXAMPLE_INDEX].values.copy(), cc.values.copy()
+    n2 = int(cube["n_test"].values[0])
+    idx[1, 0, n2 - 1] = -1  # dataset 1 lost a test loss of split 0
+    values[1, 0, n2 - 1] = np.nan
+    with pytest.raises(CubeError, match=r"split 0 tests 9 example\(s\).*states 10"):
+        cvstats.validate(_with(cc, values=values, index=idx))
+    with pytest.raises(CubeError, match="`n_test` must lie on the `split` dim|must hold ints"):
+        cvstats.validate(cc.assign_coords(n_test=cc["n_test"].astype(float)))
+
+
+def test_compact_half_splits_fit_in_a_half_split_by_split():
+    cube = _unequal_cube()
+    half = np.flatnonzero(cube["block"].values == "half")
+    n_train = cube["n_train"].values.copy()
+    n_train[half[1]] = 30 - int(cube["n_test"].values[half[1]]) + 1  # one split too large
+    cc = compact_cube(to_compact(cube)).assign_coords(n_train=("split", n_train))
+    with pytest.raises(CubeError, match=r"above floor\(n/2\) = 30"):
+        cvstats.validate(cc)
+
+
+def test_compact_nested_block_is_checked_as_the_dense_one():
+    d = designs.nested_cv(30, 4, seed=0)
+    cube = cvstats.from_arrays(
+        np.random.default_rng(0).random((d.sizes["split"], 30, 2)), design=d, models=["a", "b"]
+    )
+    cc = compact_cube(to_compact(cube))
+    cvstats.validate(cc)
+    nested = np.flatnonzero(cube["block"].values == "nested")
+    main = np.flatnonzero(cube["block"].values == "main")
+    idx, values = cc[EXAMPLE_INDEX].values.copy(), cc.values.copy()
+    # the first nested split tests fold 0 and half of another fold only
+    size = int((idx[main[0]] >= 0).sum())
+    idx[nested[0]] = -1
+    values[nested[0]] = np.nan
+    idx[nested[0], :size] = idx[main[0], :size]
+    values[nested[0], :size] = 0.5
+    cc = _with(cc, values=values, index=idx).assign_coords(n_test=("split", (idx >= 0).sum(-1)))
+    with pytest.raises(CubeError, match="must test exactly two whole folds"):
+        cvstats.validate(cc)

@@ -365,7 +365,7 @@ def test_cli_table_default_formula_still_works(cube, tmp_path, capsys):
     path = tmp_path / "cube.nc"
     cvstats.save(cube, path)
     assert main(["table", str(path), "--methods", "corrected_resampled_t"]) == 0
-    assert "model[T.b]" in capsys.readouterr().out
+    assert "b − a" in capsys.readouterr().out
 
 
 # --------------------------------------------------------------------------

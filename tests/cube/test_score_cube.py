@@ -569,3 +569,114 @@ def test_pairwise_and_compare_on_a_score_cube():
         "combined_5x2cv_f",
     }
     assert cvstats.compare(pairs).results.keys() == table.results.keys()
+
+
+# --------------------------------------------------------------------------
+# metric ranges: a bounded scikit-learn scorer's values stay in its range
+# --------------------------------------------------------------------------
+
+
+def test_metric_range_of_the_scikit_learn_scorers():
+    from sklearn.metrics import get_scorer_names
+
+    from cvstats.cube.score import metric_range
+
+    assert metric_range("roc_auc") == (0.0, 1.0) and metric_range("f1_weighted") == (0.0, 1.0)
+    assert metric_range("matthews_corrcoef") == (-1.0, 1.0)
+    assert metric_range("r2") == (-np.inf, 1.0)
+    assert metric_range("mutual_info_score") == (0.0, np.inf)
+    negated = [n for n in get_scorer_names() if n.startswith("neg_")]
+    assert negated and all(metric_range(n) == (-np.inf, 0.0) for n in negated)
+    assert metric_range("mean zero_one") is None and metric_range("my_metric") is None
+    assert metric_range("neg_my_loss") is None  # not a scikit-learn scorer
+
+
+@pytest.mark.parametrize(
+    ("metric", "values", "match"),
+    [
+        ("roc_auc", [[81.0, 78.0], [85.0, 80.0], [79.0, 79.0]], r"divide them by 100"),
+        ("accuracy", [[0.8, -0.1], [0.85, 0.8], [0.79, 0.79]], r"first -0.1 at split 0"),
+        ("neg_log_loss", [[0.3, -0.2], [-0.4, -0.5], [-0.3, -0.1]], r"\(-inf, 0\].*negate"),
+        ("r2", [[0.8, 1.5], [0.85, 0.8], [0.79, 0.79]], r"\(-inf, 1\]"),
+        ("matthews_corrcoef", [[0.8, 0.5], [0.85, -1.2], [0.79, 0.79]], r"\[-1, 1\]"),
+    ],
+)
+def test_scores_outside_the_metric_range_are_refused(metric, values, match):
+    d = designs.kfold(30, K=3, seed=0)
+    with pytest.raises(CubeError, match=f"metric is '{metric}', a scikit-learn scorer.*{match}"):
+        from_scores(np.array(values), design=d, name="s", metric=metric, greater_is_better=True)
+    cube = from_scores(
+        np.array(values), design=d, name="s", metric="my_metric", greater_is_better=True
+    )
+    with pytest.raises(CubeError, match="cube.attrs\\['metric'\\]"):
+        validate(cube.assign_attrs(metric=metric))
+
+
+def test_scores_inside_the_range_pass():
+    d = designs.kfold(30, K=3, seed=0)
+    edges = np.array([[0.0, 1.0], [1.0 + 1e-12, 0.5], [0.2, 0.3]])  # rounding slack
+    from_scores(edges, design=d, name="roc_auc", greater_is_better=True)
+    from_scores(-np.abs(edges) - 5, design=d, name="r2", greater_is_better=True)
+    from_scores(-edges, design=d, name="neg_brier_score", greater_is_better=True)
+
+
+def test_a_contrast_of_scores_has_its_own_range():
+    cube = kfold_scores()  # roc_auc
+    diff = pairwise(cube, models=["b", "a"])
+    assert float(diff.min()) < 0  # a difference of AUCs may be negative
+    validate(diff)
+    validate(contrasts("roc_auc ~ model", cube))
+
+
+def test_a_loss_cube_carrying_a_score_attr_is_refused():
+    cube = loss_cube(designs.resampled(N, 8, J=3, seed=0))
+    with pytest.raises(CubeError, match="has an `example` dim but carries the score-cube attr"):
+        validate(cube.assign_attrs(greater_is_better=1))
+    with pytest.raises(CubeError, match=r"cube.attrs.pop\('greater_is_better'\)"):
+        cvstats.resampled_t(cube.assign_attrs(greater_is_better=1))
+
+
+def test_a_one_model_score_cube_is_valid_for_per_model_inference():
+    one = kfold_scores().sel(model=["a"])
+    validate(one)
+    res = cvstats.kfold_t(one, mu0=0.5)  # is the AUC above chance?
+    assert float(res.estimate.squeeze()) == pytest.approx((0.81 + 0.85 + 0.79) / 3)
+    with pytest.raises(ArgumentError, match="at least two distinct models"):
+        pairwise(one)
+
+
+# --------------------------------------------------------------------------
+# the direction of a metric: one rule (collect and from_cv_results share it)
+# --------------------------------------------------------------------------
+
+
+def test_metric_direction_rule():
+    from sklearn.metrics import log_loss, make_scorer
+
+    from cvstats.cube.score import is_sklearn_scorer, metric_direction
+
+    assert is_sklearn_scorer("roc_auc") and is_sklearn_scorer("neg_log_loss")
+    assert is_sklearn_scorer(make_scorer(log_loss, greater_is_better=False))
+    assert not is_sklearn_scorer("error_rate") and not is_sklearn_scorer(lambda e, X, y: 0.0)
+    assert metric_direction("roc_auc", None, sklearn_scorer=True) == 1
+    assert metric_direction("roc_auc", True, sklearn_scorer=True) == 1
+    assert metric_direction("err", False, sklearn_scorer=False) == 0
+    assert metric_direction("acc", True, sklearn_scorer=False) == 1
+    with pytest.raises(ArgumentError, match="every scikit-learn scorer is greater-is-better"):
+        metric_direction("neg_log_loss", False, sklearn_scorer=True)
+    with pytest.raises(
+        ArgumentError, match="required for the metric 'err': it is mine, .* never guesses.*HINT"
+    ):
+        metric_direction("err", None, sklearn_scorer=False, unknown="it is mine", hint=" HINT")
+
+
+def test_collect_and_from_cv_results_share_the_direction_rule():
+    from cvstats.cube import score
+    from cvstats.designs import collect, cv_results
+
+    assert collect.metric_direction is score.metric_direction
+    assert cv_results.metric_direction is score.metric_direction
+    assert collect.is_sklearn_scorer is cv_results.is_sklearn_scorer is score.is_sklearn_scorer
+    for module in (collect, cv_results):  # no scorer list or scorer classes of their own
+        own = [n for n in vars(module) if "scorer_names" in n or "scorer_types" in n]
+        assert own == [], (module.__name__, own)

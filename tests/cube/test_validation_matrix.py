@@ -848,6 +848,164 @@ def test_open_cvstats_file_rewritten_by_plain_xarray(tmp_path):
     xr.testing.assert_identical(cvstats.open_cube(tmp_path / "rewritten.nc"), original)
 
 
+# --- score cubes (issue 14, point 5) --------------------------------------------
+
+SPLIT_MEAN_METHODS = [m for m in METHODS if m not in ("holdout_t", "mcnemar")]
+
+
+@functools.cache
+def score_for(name: str) -> xr.DataArray:
+    """The score cube of a method's loss cube: its split means (greater_is_better = 0)."""
+    return cvstats.cube.scores_from_losses(cube_for(name))
+
+
+SCORE_FUNCTIONS = {
+    "validate": lambda cube, tmp_path: cvstats.validate(cube),
+    "save": _save,
+    "compare(cube)": _compare_cube,
+    "compare(formula)": _compare_formula,
+    **{name: (lambda cube, tmp_path, name=name: run_method(name, cube)) for name in METHODS},
+}
+
+
+def _bad_score(case: str, cube: xr.DataArray) -> xr.DataArray:
+    values = np.asarray(cube.values).copy()
+    if case == "NaN score":
+        values[0, 0] = np.nan
+        return cube.copy(data=values)
+    if case == "infinite score":
+        values[0, 1] = np.inf
+        return cube.copy(data=values)
+    if case == "example dim":
+        return cube.expand_dims(example=[0], axis=-2)
+    if case == "greater_is_better missing":
+        return cube.drop_attrs().assign_attrs(
+            {k: v for k, v in cube.attrs.items() if k != "greater_is_better"}
+        )
+    if case in ("greater_is_better 2", "greater_is_better 'yes'", "greater_is_better 1.0"):
+        return cube.assign_attrs(greater_is_better={"2": 2, "'yes'": "yes", "1.0": 1.0}[case[18:]])
+    if case == "n_test missing":
+        return cube.drop_vars("n_test")
+    if case == "n_test 0":
+        return cube.assign_coords(
+            n_test=("split", np.where(np.arange(values.shape[0]) == 0, 0, 4))
+        )
+    if case == "n_test -3":
+        return cube.assign_coords(n_test=cube["n_test"].copy(data=-3 * np.ones_like(cube.n_test)))
+    if case == "n_test float":
+        return cube.assign_coords(n_test=cube["n_test"].astype(float))
+    if case == "AUC above 1":
+        values = np.clip(values, 0.0, 1.0)
+        values[0, 0] = 1.5
+        return cube.copy(data=values).assign_attrs(metric="roc_auc", greater_is_better=1)
+    if case == "duplicated split labels":
+        return cube.assign_coords(split=np.zeros(cube.sizes["split"], dtype=np.int64))
+    if case == "no model":
+        return cube.isel(model=[])
+    raise AssertionError(case)
+
+
+SCORE_CASES = {
+    "NaN score": r"the score cube holds 1 NaN score\(s\) \(first at split 0, model 'a'\);.*"
+    r"drop the split for every model",
+    "infinite score": r"holds 1 infinite score\(s\) \(first at split 0, model 'b'\)",
+    "example dim": r"has an `example` dim but carries the score-cube attr `greater_is_better`.*"
+    r"from_scores",
+    "greater_is_better missing": r"lacks the attr `greater_is_better`.*never guessed",
+    "greater_is_better 2": r"attr `greater_is_better` must be 1 .* or 0 .*, got 2;",
+    "greater_is_better 'yes'": r"attr `greater_is_better` must be 1 .*, got 'yes';",
+    "greater_is_better 1.0": r"attr `greater_is_better` must be 1 .*, got 1.0;",
+    "n_test missing": r"lacks the coordinate `n_test`.*assign_coords\(n_test=",
+    "n_test 0": r"split 0 in block 'main' has n_test = 0 < 1",
+    "n_test -3": r"split 0 in block '\w+' has n_test = -3 < 1",
+    "n_test float": r"coordinate `n_test` must hold ints",
+    "AUC above 1": r"metric is 'roc_auc', a scikit-learn scorer whose values lie in \[0, 1\], "
+    r"but it holds 1 value\(s\) outside.*first 1.5.*divide them by 100",
+    "duplicated split labels": r"the `split` coordinate has duplicated label 0;",
+    "no model": r"dim 'model' has length 0",
+}
+
+
+@pytest.mark.parametrize("func", list(SCORE_FUNCTIONS))
+@pytest.mark.parametrize("case", list(SCORE_CASES))
+def test_bad_score_cubes(func, case, tmp_path):
+    name = func if func in METHODS else "resampled_t"
+    if name in ("holdout_t", "mcnemar"):  # per-example methods: their own refusal
+        bad = _bad_score(case, score_for("resampled_t"))
+        if case in ("example dim", "no model"):
+            pytest.skip("not a score cube any more, or no model to refuse")
+        with pytest.raises(CubeError, match="needs per-example losses, but got a score cube"):
+            SCORE_FUNCTIONS[func](bad, tmp_path)
+        return
+    if case == "no model" and func == "compare(formula)":
+        pytest.skip("a formula needs a model to name")
+    bad = _bad_score(case, score_for(name))
+    with pytest.raises(CubeError, match=SCORE_CASES[case]) as info:
+        SCORE_FUNCTIONS[func](bad, tmp_path)
+    assert_cvstats_error(info, CubeError)
+    assert not (tmp_path / "cube.nc").exists()
+
+
+def test_score_cube_of_one_model_is_valid_and_pairwise_needs_two():
+    one = score_for("kfold_t").isel(model=[0])
+    cvstats.validate(one)
+    cvstats.kfold_t(one, mu0=0.5)  # per-model inference: is the mean loss 0.5?
+    with pytest.raises(ArgumentError, match="at least two distinct models"):
+        cvstats.pairwise(one)
+
+
+# --- time-ordered splits (nested training sets) ----------------------------------
+
+
+@functools.cache
+def time_series_cube() -> xr.DataArray:
+    from sklearn.model_selection import TimeSeriesSplit
+
+    d = designs.from_splitter(TimeSeriesSplit(4), n=40)
+    losses = np.random.default_rng(4).random((3, d.sizes["split"], 40, 2))
+    return cvstats.from_arrays(losses, design=d, models=["a", "b"], extra_dims=["dataset"])
+
+
+@pytest.mark.parametrize("name", MULTI_SPLIT)
+def test_nested_training_sets_are_refused_by_the_methods_that_pool_splits(name):
+    bad = cube_for(name).assign_attrs(nested_train=1)
+    with pytest.raises(DesignError, match=rf"^{name} pools the splits") as info:
+        run_method(name, bad)
+    assert_cvstats_error(info, DesignError)
+    assert re.search(
+        r"training sets are nested \(attr `nested_train` = 1.*holdout_t\(cube, "
+        r"split=",
+        str(info.value),
+    )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda c: cvstats.fit_rho(c),
+        lambda c: cvstats.fit_lemma1(
+            cvstats.cube.scores_from_losses(c).sel(model="a"), "dataset", "split"
+        ),
+        lambda c: cvstats.compare("loss ~ model", c, methods=["resampled_t"]),
+    ],
+    ids=["fit_rho", "fit_lemma1", "compare(methods=...)"],
+)
+def test_nested_training_sets_are_refused_by_the_fits_and_named_methods(call):
+    with pytest.raises(DesignError, match="training sets are nested"):
+        call(time_series_cube())
+
+
+def test_compare_with_every_method_refused_raises_with_the_notes():
+    with pytest.raises(ArgumentError, match="no method applies.*resampled_t left out: .*nested"):
+        cvstats.compare("loss ~ model", time_series_cube())
+
+
+def test_hold_out_methods_run_on_one_split_of_nested_training_sets():
+    cube = time_series_cube()
+    cvstats.holdout_t(cube, split=3)
+    assert list(cvstats.compare("loss ~ model", cube.sel(split=[3])).results) == ["holdout_t"]
+
+
 # ---------------------------------------------------------------------------
 # no function mutates its input
 # ---------------------------------------------------------------------------

@@ -461,3 +461,109 @@ def test_bad_options(small, kwargs, error, match):
     X, y, design = small
     with pytest.raises(error, match=match):
         collect({"tree": DecisionTreeClassifier()}, X, y, design, progress=False, **kwargs)
+
+
+# --------------------------------------------------------------------------- checks before fits
+
+
+class CountingTree(DecisionTreeClassifier):
+    """A tree that counts its fits (class-level: clones share the count)."""
+
+    fits = 0
+
+    def fit(self, X, y, sample_weight=None, check_input=True):
+        type(self).fits += 1
+        return super().fit(X, y, sample_weight=sample_weight, check_input=check_input)
+
+
+def _bad_designs(n):
+    """Designs invalid for data of `n` examples, each with the error it must raise."""
+    kfold = designs.kfold(n, K=3, seed=0)
+    out = {}
+    out["another-n"] = (designs.kfold(n + 10, K=3, seed=0), DesignError, "design has n = 160")
+    from_splitter = designs.from_splitter([([0, 1, 2], [3, 4])], n=n - 1)
+    out["splitter-of-another-n"] = (from_splitter, DesignError, "design has n = 149")
+    overlap = kfold.copy(deep=True)
+    overlap["train"][0, int(np.argmax(kfold.test.values[0]))] = True
+    overlap = overlap.assign_coords(n_train=("split", overlap.train.sum("example").values))
+    out["test-meets-train"] = (overlap, CubeError, r"losses are present for training examples")
+    out["n_train-disagrees"] = (
+        kfold.assign_coords(n_train=("split", kfold.n_train.values + 1)),
+        CubeError,
+        r"split 0 has n_train = 101 but `in_train` marks 100",
+    )
+    broken = kfold.copy(deep=True)
+    broken["test"][1] = broken["test"][0].values  # fold 1 tests fold 0 again
+    broken["train"][1] = ~broken["test"][0].values
+    out["not-a-partition"] = (broken, CubeError, "does not test every example exactly once")
+    out["unknown-block"] = (
+        kfold.assign_coords(block=("split", ["main", "main", "extra"])),
+        CubeError,
+        "split 2 has block 'extra'",
+    )
+    out["duplicated-split-labels"] = (
+        kfold.assign_coords(split=[0, 0, 1]),
+        CubeError,
+        "`split` coordinate has duplicated label 0",
+    )
+    out["missing-attr"] = (
+        kfold.drop_attrs().assign_attrs(n=n),
+        CubeError,
+        r"lacks the attr\(s\) \['design', 'seed'\]",
+    )
+    half = designs.conservative_z(n, 10, J=2, M=2, seed=0)
+    big = half.n_train.values.copy()
+    big[half.block.values == "half"] = n // 2  # no room for the test set inside a half
+    out["half-too-large"] = (half.assign_coords(n_train=("split", big)), CubeError, "n_train")
+    return out
+
+
+BAD = _bad_designs(150)
+
+
+@pytest.mark.parametrize("case", list(BAD))
+@pytest.mark.parametrize("what", ["loss", "scoring", "both"])
+def test_an_invalid_design_is_refused_before_any_fit(iris, case, what):
+    X, y = iris
+    design, error, match = BAD[case]
+    kwargs = {
+        "loss": {"loss": "zero_one"},
+        "scoring": {"scoring": "accuracy"},
+        "both": {"loss": "zero_one", "scoring": ["accuracy", "f1_macro"]},
+    }[what]
+    CountingTree.fits = 0
+    with pytest.raises(error, match=match) as info:
+        collect({"tree": CountingTree(random_state=0)}, X, y, design, progress=False, **kwargs)
+    assert CountingTree.fits == 0
+    if error is CubeError:
+        assert any("before any model was fitted" in note for note in info.value.__notes__)
+
+
+def test_a_cube_name_clashing_with_a_coordinate_is_refused_before_any_fit(iris):
+    X, y = iris
+    CountingTree.fits = 0
+    with pytest.raises(CubeError, match="named 'fold' like one of its coordinates"):
+        collect(
+            {"tree": CountingTree()},
+            X,
+            y,
+            designs.kfold(len(y), K=3, seed=0),
+            name="fold",
+            progress=False,
+        )
+    assert CountingTree.fits == 0
+
+
+def test_a_valid_design_fits_once_per_split_and_model(iris):
+    X, y = iris
+    CountingTree.fits = 0
+    collect(
+        {"a": CountingTree(), "b": CountingTree(max_depth=2)},
+        X,
+        y,
+        designs.kfold(len(y), K=3, seed=0),
+        scoring="accuracy",
+        loss="zero_one",
+        progress=False,
+    )
+    assert CountingTree.fits == 6

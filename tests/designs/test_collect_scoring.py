@@ -200,7 +200,9 @@ def test_plain_callable_needs_direction(cancer, design):
     def error_rate(estimator, X_test, y_test):
         return float(np.mean(estimator.predict(X_test) != y_test))
 
-    with pytest.raises(ArgumentError, match=r"scorer\(s\) \['error_rate'\] is unknown") as info:
+    with pytest.raises(
+        ArgumentError, match="`greater_is_better` is required for the metric 'error_rate'"
+    ) as info:
         collect(_learners(), X, y, design, scoring=error_rate, progress=False)
     assert "greater_is_better=True" in str(info.value)
     assert "make_scorer" in str(info.value)
@@ -231,7 +233,7 @@ def test_plain_callable_direction_by_name(cancer, design):
         progress=False,
     )
     assert [scores[k].attrs["greater_is_better"] for k in scoring] == [1, 0, 1]
-    with pytest.raises(ArgumentError, match=r"\['acc'\] is unknown"):
+    with pytest.raises(ArgumentError, match="required for the metric 'acc': 'acc' is a plain"):
         collect(
             _learners(), X, y, design, scoring=scoring, greater_is_better={"err": False},
             progress=False,
@@ -247,11 +249,13 @@ def test_plain_callable_direction_by_name(cancer, design):
     [
         (
             {"scoring": "neg_log_loss", "greater_is_better": False},
-            "greater_is_better=False, but scikit-learn's scorers",
+            "`greater_is_better` is False for the metric 'neg_log_loss', but its values come "
+            "from a scikit-learn scorer",
         ),
         (
             {"scoring": {"a": "accuracy"}, "greater_is_better": {"a": False}},
-            r"greater_is_better\['a'\] is False, but",
+            "`greater_is_better` is False for the metric 'a'.*every scikit-learn scorer is "
+            "greater-is-better",
         ),
         (
             {"scoring": {"a": "accuracy"}, "greater_is_better": {"b": True}},

@@ -53,7 +53,7 @@ def test_resampled_uniform_test_membership():
 
 
 def test_reduced_dataset_uses_first_examples_only():
-    # theory.md §6: (n/2, n/10) configuration cuts the data once to 0.6 n
+    # docs/theory.md §6: (n/2, n/10) configuration cuts the data once to 0.6 n
     n = 100
     d = designs.resampled(n, 10, J=30, n_train=50, seed=0)
     used = (d.train | d.test).any("split").values

@@ -459,18 +459,54 @@ def test_cube_on_designs_with_unequal_test_sizes(name):
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="designs.combine concatenates with xarray, which refuses a coordinate (`n_test`) "
-    "that only one design has; drop it first: d.drop_vars('n_test')",
-)
 def test_combine_with_a_design_without_n_test():
+    # the design without `n_test` gets it from its own test masks, in either order
     d = designs.from_splitter(ms.KFold(5), X)
-    designs.combine(d, designs.five_by_two(N, seed=0))
+    five = designs.five_by_two(N, seed=0)
+    for parts in ((d, five), (five, d)):
+        out = designs.combine(*parts)
+        assert out.sizes["split"] == 15
+        np.testing.assert_array_equal(out["n_test"].values, out["test"].sum("example").values)
+        assert out["n_test"].dtype == np.int64
+        cube = cvstats.from_arrays(RNG.random((15, N, 2)), design=out, models=["a", "b"])
+        cvstats.validate(cube)
+        for block in ("main", "5x2"):  # each block's methods run as on its own design
+            assert (cube["block"] == block).sum() > 0
+    diff = cvstats.pairwise(
+        cvstats.from_arrays(RNG.random((15, N, 2)), design=out, models=["a", "b"])
+    )
+    cvstats.kfold_t(diff)
+    cvstats.dietterich_5x2cv(diff)
 
 
 def test_combine_after_dropping_n_test():
     d = designs.from_splitter(ms.KFold(5), X).drop_vars("n_test")
     out = designs.combine(d, designs.five_by_two(N, seed=0))
-    assert out.sizes["split"] == 15
+    assert out.sizes["split"] == 15 and "n_test" not in out.coords
+
+
+def test_combine_refuses_a_stated_n_test_that_contradicts_the_masks():
+    d = designs.from_splitter(ms.KFold(5), X)
+    wrong = d.assign_coords(n_test=("split", d["n_test"].values + 1))
+    with pytest.raises(DesignError, match=r"design 0 states `n_test` = 9 for split 0.*holds 8"):
+        designs.combine(wrong, designs.five_by_two(N, seed=0))
+
+
+def test_combine_refuses_another_coordinate_only_one_design_has():
+    d = designs.from_splitter(ms.KFold(5), X).assign_coords(weight=("split", np.ones(5)))
+    with pytest.raises(
+        DesignError, match=r"design 1 lacks the split coordinate\(s\) \['weight'\]"
+    ):
+        designs.combine(d, designs.five_by_two(N, seed=0))
+
+
+def test_combine_keeps_nested_training_sets():
+    ts = designs.from_splitter(ms.TimeSeriesSplit(3), X)
+    five = designs.select_blocks(designs.five_by_two(N, seed=0), ["5x2"])
+    out = designs.combine(ts, five)
+    assert out.attrs["nested_train"] == 1
+    assert designs.combine(designs.from_splitter(ms.KFold(5), X), five).attrs["nested_train"] == 0
+    assert "nested_train" not in designs.combine(designs.kfold(N, 5, seed=0), five).attrs
+    cube = cvstats.from_arrays(RNG.random((13, N, 2)), design=out, models=["a", "b"])
+    with pytest.raises(DesignError, match="training sets are nested"):
+        cvstats.dietterich_5x2cv(cube)

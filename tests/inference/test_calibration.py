@@ -1,6 +1,6 @@
 """Monte Carlo calibration through the public API (issue 7), seeded and CI-fast.
 
-Two settings (theory.md §2-§4, simulations.md §A):
+Two settings (docs/theory.md §2-§4, docs/studies.md §A):
 
 * **Lemma 2.** Every test example of split ``j`` carries the loss ``μ_j``, so
   the split means are exactly ``μ̂_j = μ_j``; the ``μ_j`` are Gaussian,
@@ -12,7 +12,7 @@ Two settings (theory.md §2-§4, simulations.md §A):
   corrected statistics are exact when ``ρ = ρ0 = n2/(n1 + n2)``. Lemma 2.1 does
   the same for the (corrected) bootstrap, whose ``R + 1`` estimates are
   equicorrelated with ``π``, ``1/(1-π) = 1 + Jρ/(1-ρ)``.
-* **Nadeau & Bengio's regression problem** (simulations.md §A, simulation 1):
+* **Nadeau & Bengio's regression problem** (docs/studies.md §A, simulation 1):
   ``n = 200``, ``X ~ N(10, 1)``, ``Y = 100 + X + N(0, 97)``, the sample-mean
   learner with squared loss ``(Y_test - Ȳ_train)²`` computed in closed form
   (vectorized over datasets and splits); the conservative Z interval must
@@ -147,7 +147,7 @@ SIGMA2_Y_X, BETA, SIGMA2_X = 97.0, 1.0, 1.0
 
 
 def true_n1mu(n1: int) -> float:
-    """simulations.md §A: error of the sample-mean learner trained on n1 examples."""
+    """docs/studies.md §A: error of the sample-mean learner trained on n1 examples."""
     return (n1 + 1) / n1 * (SIGMA2_Y_X + BETA**2 * SIGMA2_X)
 
 
@@ -196,9 +196,9 @@ def test_conservative_z_covers_n1mu_on_the_regression_problem(alpha, seed):
     res = regression_results(n_datasets, seed, alpha)
     coverage = res["coverage"]["conservative_z"]
     assert coverage >= 1 - alpha - 3 * binomial_se(alpha, n_datasets), res
-    # μ̂_J is unbiased for n1μ (theory.md §1)
+    # μ̂_J is unbiased for n1μ (docs/theory.md §1)
     assert abs(res["bias"]) < 4 * res["bias_se"], res
-    # the political ratio Var[μ̂_J] / E[σ̂²_cz] is below 1 (theory.md §4 table, a conjecture)
+    # the political ratio Var[μ̂_J] / E[σ̂²_cz] is below 1 (docs/theory.md §4 table, a conjecture)
     assert res["political_ratio_cz"] < 1, res
-    # and the plain resampled t is far too liberal here, as theory.md §1 warns
+    # and the plain resampled t is far too liberal here, as docs/theory.md §1 warns
     assert res["coverage"]["resampled_t"] < 1 - 2 * alpha

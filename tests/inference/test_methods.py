@@ -1,7 +1,7 @@
-"""Inference methods on cubes vs. independent computations written from theory.md §4.
+"""Inference methods on cubes vs. independent computations written from docs/theory.md §4.
 
 The reference functions below loop over splits with plain numpy masks and the
-spec's formulas; they share no code with cvstats.
+formulas of docs/theory.md §4; they share no code with cvstats.
 """
 
 import numpy as np
@@ -32,7 +32,7 @@ def cube(design):
 
 
 # ---------------------------------------------------------------------------
-# independent references (loops over splits, spec formulas)
+# independent references (loops over splits, the formulas of docs/theory.md §4)
 # ---------------------------------------------------------------------------
 
 

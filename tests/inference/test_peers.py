@@ -29,7 +29,7 @@ Peers and their conventions (documented where they differ from ours):
   S²_diff (1/n + 1/(K - 1))`` with ``K = n / runs`` — Nadeau & Bengio's
   correction with ``ρ = 1/K`` (``ρ/(1-ρ) = 1/(K-1)``) — and ``df = n - 1``: a
   Student posterior with scale ``sqrt(var)``. That is exactly our corrected
-  repeated k-fold t (theory.md §4, Bouckaert & Frank): scale = our standard
+  repeated k-fold t (docs/theory.md §4, Bouckaert & Frank): scale = our standard
   error. Fed *scores* ``x = acc_A``, ``y = acc_B``, ``diff = L_A - L_B`` is our
   contrast ``A - B`` (same sign). Its posterior probabilities are our
   one-sided p-values: ``P(diff > 0) = p_less``, ``P(diff < 0) = p_greater``.
@@ -371,7 +371,7 @@ def test_baycomp_correlated_ttest_scale_is_the_corrected_stderr(data, n, K, repe
     np.testing.assert_allclose(posterior.mean, float(ours.estimate.squeeze()), rtol=1e-10)
     np.testing.assert_allclose(np.sqrt(posterior.var), float(ours.stderr.squeeze()), rtol=1e-10)
     assert posterior.df == float(ours.df.squeeze()) == repeats * K - 1
-    # the spec's formula, written out: S² (1/(r K) + ρ/(1 - ρ)) with ρ = 1/K
+    # the formula of docs/theory.md §9, written out: S² (1/(r K) + ρ/(1 - ρ)) with ρ = 1/K
     rho = 1 / K
     s2 = np.var(accuracy[:, 1] - accuracy[:, 0], ddof=1)
     expected = np.sqrt((1 / (repeats * K) + rho / (1 - rho)) * s2)

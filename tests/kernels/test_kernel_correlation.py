@@ -1,4 +1,4 @@
-"""Pearson correlation and its Fisher-z interval (theory.md §1, ``cv_bias``)."""
+"""Pearson correlation and its Fisher-z interval (docs/theory.md §1, ``cv_bias``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Dietterich's 5x2cv t, its variants and Alpaydın's F (theory.md §4, method 3)."""
+"""Dietterich's 5x2cv t, its variants and Alpaydın's F (docs/theory.md §4, method 3)."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def _dietterich_1998(p, mu0=0.0):
 
 
 def _alpaydin_1999(p, mu0=0.0):
-    """Alpaydın (1999) as written in theory.md: p with mu0 subtracted."""
+    """Alpaydın (1999) as written in docs/theory.md: p with mu0 subtracted."""
     num = den = 0.0
     for a, b in p:
         a, b = a - mu0, b - mu0

@@ -1,4 +1,4 @@
-"""Hold-out t and McNemar's tests (theory.md §4, method 1)."""
+"""Hold-out t and McNemar's tests (docs/theory.md §4, method 1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Split means and sample variances (theory.md §1–§2)."""
+"""Split means and sample variances (docs/theory.md §1–§2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Monte Carlo calibration of the kernels under Lemma 2 (theory.md §2, §4).
+"""Monte Carlo calibration of the kernels under Lemma 2 (docs/theory.md §2, §4).
 
 Split means are drawn Gaussian with exact equicorrelation ρ
 (``μ̂_j = sqrt(ρ) Z_0 + sqrt(1 - ρ) Z_j``), replications on a batch axis. Under

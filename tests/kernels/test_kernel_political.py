@@ -1,4 +1,4 @@
-"""ρ0 and the political ratios of theory.md §2–§4, against covariance algebra."""
+"""ρ0 and the political ratios of docs/theory.md §2–§4, against covariance algebra."""
 
 from __future__ import annotations
 

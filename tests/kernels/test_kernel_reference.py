@@ -1,4 +1,4 @@
-"""Reference distributions: p-values, critical values, intervals (theory.md §4)."""
+"""Reference distributions: p-values, critical values, intervals (docs/theory.md §4)."""
 
 from __future__ import annotations
 

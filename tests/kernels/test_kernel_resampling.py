@@ -1,4 +1,4 @@
-"""Methods 2, 4, 5, 6, 7 and the k-fold tests of theory.md §4, against the formulas."""
+"""Methods 2, 4, 5, 6, 7 and the k-fold tests of docs/theory.md §4, against the formulas."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from cvstats.kernels import (
 )
 
 # ---------------------------------------------------------------------------
-# Independent reference implementations: plain Python, straight from theory.md §4
+# Independent reference implementations: plain Python, straight from docs/theory.md §4
 
 
 def _mean(xs):

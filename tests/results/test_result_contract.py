@@ -182,7 +182,17 @@ WITH_INTERVAL = {
     "cv_bias",
     "variance_decomposition",
 }
-WITH_PLOT = {"bayes", "bayes_0d", "bayes_scalar", "friedman", "rank_report"}
+WITH_PLOT = {  # InferenceResult: a forest plot (issue 15)
+    "bayes",
+    "bayes_0d",
+    "bayes_scalar",
+    "friedman",
+    "rank_report",
+    "inference",
+    "inference_0d",
+    "inference_5x2",
+    "inference_scalar",
+}
 
 
 def dims_of(result: Result) -> list[str]:
@@ -316,8 +326,7 @@ def test_interval_has_ci_bound(results, label):
     # another level: a narrower interval
     wide, narrow = res.interval(0.05), res.interval(0.5)
     assert bool(
-        ((narrow.sel(ci_bound="lower") >= wide.sel(ci_bound="lower")) | wide.isnull().any())
-        .all()
+        ((narrow.sel(ci_bound="lower") >= wide.sel(ci_bound="lower")) | wide.isnull().any()).all()
     )
 
 
@@ -389,7 +398,9 @@ def test_options_reach_the_frame(results):
     assert res.to_frame(alpha=0.1)["ci_lower"].tolist() == (
         res.interval(0.1).sel(ci_bound="lower").values.tolist()
     )
-    assert "[0.05" in str(res.summary(0.1)) and "[0.05" in res.summary(alpha=0.1).as_text()
+    assert (
+        "90% CI low" in str(res.summary(0.1)) and "90% CI high" in res.summary(alpha=0.1).as_text()
+    )
     assert res.to_markdown(alpha=0.1) != res.to_markdown()
     est = f"{res.estimate.values[0]:.2g}"
     assert f" {est} |" in res.to_markdown(precision=2)

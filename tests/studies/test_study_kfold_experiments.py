@@ -1,4 +1,4 @@
-"""Bengio & Grandvalet's experiments 1 and 2 (simulations.md §E)."""
+"""Bengio & Grandvalet's experiments 1 and 2 (docs/studies.md §E)."""
 
 import matplotlib
 import numpy as np

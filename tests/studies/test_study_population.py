@@ -1,4 +1,4 @@
-"""The survey's Algorithm 1 (simulations.md §F): learners, folds, runner, analysis."""
+"""The survey's Algorithm 1 (docs/studies.md §F): learners, folds, runner, analysis."""
 
 import matplotlib
 

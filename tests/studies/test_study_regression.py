@@ -287,7 +287,7 @@ def test_j_and_m_studies(sim1):
 
 @pytest.mark.slow
 def test_analytic_truths_of_all_four_simulations(tmp_path):
-    """n1μ_A, n1μ_B (spec formulas) against the Monte Carlo means, Bonferroni over 4 × 12."""
+    """n1μ_A, n1μ_B (docs/studies.md §A) against the Monte Carlo means, Bonferroni over 4 × 12."""
     from scipy import stats as sps
 
     crit = sps.norm.isf(0.05 / 2 / 48)  # 4 simulations x (9 cells + 3 common targets)

@@ -1,0 +1,378 @@
+"""The reader's view of a comparison table: contrasts, per-model levels, a verdict.
+
+:class:`~cvstats.reporting.compare.ComparisonTable` keeps every number; this
+module shows what a person deciding something reads first:
+
+* the **comparisons** (contrasts whose weights sum to zero, e.g. ``tree −
+  logreg``), one row per contrast and method, with the estimate, the
+  interval and the p-value, within 100 characters;
+* the **per-model estimates** (each model's own error or metric with its
+  interval, from the recommended method; not tests);
+* the **verdict**: per contrast, in plain words, from the method recommended
+  for the design and the target (:func:`cvstats.inference.recommend.recommend`),
+  saying when the other methods disagree and when the design cannot answer
+  the learner question.
+
+The reporting layer (see ``docs/architecture.md``).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from cvstats.cube.schema import CONTRAST
+from cvstats.inference.recommend import Recommendation, recommend
+from cvstats.inference.registry import METHODS
+from cvstats.reporting.formatting import latex_escape
+from cvstats.results.verdict import (
+    Evidence,
+    Verdict,
+    is_level,
+    pvalue_text,
+    quantity_of,
+    readable_label,
+    row_sentence,
+    weights_of,
+)
+
+#: A :class:`cvstats.reporting.compare.ComparisonTable` (which imports this module).
+ComparisonTable = Any
+
+__all__ = [
+    "WIDTH",
+    "comparison_rows",
+    "default_summary",
+    "levels_method",
+    "table_recommendation",
+    "table_verdict",
+    "wrap_lines",
+]
+
+#: Width of the default summary, in characters.
+WIDTH = 100
+
+_LIBERAL = "†"
+_HALF = "‡"
+_LABEL_WIDTH = 28
+
+
+def table_recommendation(table: ComparisonTable) -> Recommendation:
+    """Return the method the table's verdict leads with (:func:`recommend`)."""
+    return recommend(table.results, table.target, design_supports=table.supported)
+
+
+def _weights(table: ComparisonTable) -> dict[str, str]:
+    for res in table.results.values():
+        found = weights_of(getattr(res, "estimate", getattr(res, "mean", None)))
+        if found:
+            return found
+    return {}
+
+
+def _marker(name: str, target: str) -> str:
+    spec = METHODS[name]
+    mark = _LIBERAL if target == "learner" and spec.conditional else ""
+    if spec.estimand == "n/2 μ":
+        mark += _HALF
+    return mark
+
+
+def comparison_rows(table: ComparisonTable) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Split the table's tidy frame into comparisons and per-model levels.
+
+    Returns
+    -------
+    comparisons, levels : pandas.DataFrame
+        The rows of :meth:`ComparisonTable.to_frame` whose contrast compares
+        models (weights summing to zero, or unknown weights), with a ``label``
+        column (``"tree − logreg"``); and the rows that are one model's level
+        (weights ``1*m``, e.g. the treatment coding's ``Intercept``).
+    """
+    frame = table.to_frame()
+    weights = _weights(table)
+    if CONTRAST not in frame.columns:
+        return frame.assign(label=""), frame.iloc[:0].assign(label="")
+    labels = frame[CONTRAST].astype(str)
+    frame = frame.assign(label=[readable_label(c, weights.get(c)) for c in labels])
+    level = labels.map(lambda c: is_level(weights.get(c))).to_numpy(bool)
+    return frame[~level].reset_index(drop=True), frame[level].reset_index(drop=True)
+
+
+def _fmt(value: float, precision: int) -> str:
+    if not np.isfinite(value):
+        return "" if np.isnan(value) else ("inf" if value > 0 else "-inf")
+    return f"{value:.{precision}g}"
+
+
+def _ci(low: float, high: float, precision: int) -> str:
+    if np.isnan(low) or np.isnan(high):
+        return ""
+    return f"[{_fmt(low, precision)}, {_fmt(high, precision)}]"
+
+
+def _short(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _extra_dims(frame: pd.DataFrame) -> list[str]:
+    from cvstats.results import FRAME_COLUMNS
+
+    skip = {*FRAME_COLUMNS, "note", "label", CONTRAST}
+    return [c for c in frame.columns if c not in skip]
+
+
+def _summary_class() -> type:
+    """Return a statsmodels ``Summary`` class whose tables may differ in width."""
+    from statsmodels.iolib.summary import Summary
+
+    class ReaderSummary(Summary):  # type: ignore[misc]
+        """The reader's view: each table rendered on its own (statsmodels merges them)."""
+
+        def as_latex(self) -> str:
+            body = "\n\n".join(t.as_latex_tabular() for t in self.tables)
+            if self.extra_txt is not None:
+                text = latex_escape(self.extra_txt).replace("\n", " \\newline\n ")
+                body += "\n\n" + text
+            return body
+
+        def as_csv(self) -> str:
+            body = "\n\n".join(t.as_csv() for t in self.tables)
+            return body if self.extra_txt is None else f"{body}\n\n{self.extra_txt}"
+
+    return ReaderSummary
+
+
+def default_summary(table: ComparisonTable, precision: int = 4) -> Any:
+    """Return the default view: comparisons, per-model estimates, verdict and notes.
+
+    Parameters
+    ----------
+    table : ComparisonTable
+    precision : int, default 4
+        Significant digits.
+
+    Returns
+    -------
+    statsmodels.iolib.summary.Summary
+        ``as_text()`` is at most :data:`WIDTH` characters wide.
+    """
+    from statsmodels.iolib.table import SimpleTable
+
+    comparisons, _ = comparison_rows(table)
+    rec = table_recommendation(table)
+    level = f"{100 * (1 - table.alpha):g}% CI"
+    smry = _summary_class()()
+    extra = _extra_dims(comparisons)
+    if len(comparisons):
+        rows = []
+        first = [rec.method, *(n for n in table.results if n != rec.method)]
+        order = {n: i for i, n in enumerate(first)}
+        comparisons = comparisons.assign(_o=comparisons["method"].map(order))
+        keys = [*extra, "label"]
+        rank = {k: {v: i for i, v in enumerate(pd.unique(comparisons[k]))} for k in keys}
+        sort = pd.DataFrame({k: comparisons[k].map(rank[k]) for k in keys}).assign(
+            _o=comparisons["_o"]
+        )
+        comparisons = comparisons.loc[sort.sort_values([*keys, "_o"], kind="stable").index]
+        for _, r in comparisons.iterrows():
+            name = str(r["method"])
+            rows.append(
+                [
+                    *(_short(str(r[d]), 12) for d in extra),
+                    _short(str(r["label"]), _LABEL_WIDTH),
+                    name + _marker(name, table.target),
+                    _fmt(float(r["estimate"]), precision),
+                    _ci(float(r["ci_lower"]), float(r["ci_upper"]), precision),
+                    pvalue_text(float(r["pvalue"]), table.alpha)
+                    .removeprefix("p = ")
+                    .replace("p ", ""),
+                ]
+            )
+        smry.tables.append(
+            SimpleTable(
+                rows,
+                headers=[*extra, "contrast", "method", "estimate", level, "p-value"],
+                title=f"Comparisons: {_short(table.formula, 60)}",
+            )
+        )
+    levels = table.levels
+    if levels is not None:
+        frame = levels.to_frame()
+        unit = "model" if "model" in frame.columns else CONTRAST
+        lextra = [d for d in frame.columns if d not in levels.frame_columns and d != unit]
+        rows = [
+            [
+                *(_short(str(r[d]), 12) for d in lextra),
+                _short(str(r[unit]), _LABEL_WIDTH),
+                _fmt(float(r["estimate"]), precision),
+                _ci(float(r["ci_lower"]), float(r["ci_upper"]), precision),
+            ]
+            for _, r in frame.iterrows()
+        ]
+        smry.tables.append(
+            SimpleTable(
+                rows,
+                headers=[*lextra, "model", "estimate", level],
+                title=f"Per-model estimates ({levels.method}; not tests)",
+            )
+        )
+    text = ["Verdict:", *wrap_lines(str(table_verdict(table)), bullet=True)]
+    text += wrap_lines(_legend(table, rec), bullet=False)
+    smry.add_extra_txt(text)
+    return smry
+
+
+def wrap_lines(text: str, *, bullet: bool) -> list[str]:
+    """Wrap lines at :data:`WIDTH`; indented lines (a verdict's details) stay indented."""
+    out: list[str] = []
+    for line in text.splitlines():
+        if not line:
+            continue
+        if line.startswith("  "):
+            first, rest = "    ", "    "
+        else:
+            first, rest = ("- " if bullet else ""), "  "
+        out += textwrap.wrap(line.strip(), WIDTH, initial_indent=first, subsequent_indent=rest)
+    return out
+
+
+def _legend(table: ComparisonTable, rec: Recommendation) -> str:
+    lines = [
+        f"Verdict from {rec.method}: {rec.reason}.",
+        f"{'Target: the learners' if table.target == 'learner' else 'Target: the models'}"
+        + (
+            " (unconditional error: would the algorithms differ on new data sets of this size?)."
+            if table.target == "learner"
+            else " trained on these data (conditional error)."
+        ),
+    ]
+    names = list(table.results)
+    if table.target == "learner" and any(METHODS[n].conditional for n in names):
+        lines.append(
+            f"{_LIBERAL} valid for the models trained on these data only: liberal for the "
+            "learners (p-values too small; Nadeau & Bengio 2003, §4)."
+        )
+    halves = [table.results[n] for n in names if METHODS[n].estimand == "n/2 μ"]
+    if halves:
+        lines.append(
+            f"{_HALF} estimates the error at training size n/2 = {halves[0].n1} (5x2 CV), "
+            "not at the main block's n1."
+        )
+    lines += [f"Note: {n}" for n in table.notes]
+    lines.append("All rows and columns: summary(full=True) or to_frame().")
+    return "\n".join(lines)
+
+
+def _significance(
+    table: ComparisonTable, skip: str
+) -> dict[tuple[Any, ...], list[tuple[str, bool, float]]]:
+    """For each (contrast, extra coords): (method, significant, p) of the other tests."""
+    out: dict[tuple[Any, ...], list[tuple[str, bool, float]]] = {}
+    for name, res in table.results.items():
+        if name == skip or "p_rope" in res.frame_columns:
+            continue
+        frame = res.to_frame()
+        dims = [c for c in frame.columns if c not in res.frame_columns]
+        for _, r in frame.iterrows():
+            ev = Evidence(
+                float(r["estimate"]),
+                float(r["ci_lower"]),
+                float(r["ci_upper"]),
+                float(r["pvalue"]),
+                name,
+                table.mu0,
+                table.alpha,
+                0,
+                res.target,
+            )
+            out.setdefault(tuple(r[d] for d in dims), []).append(
+                (name, ev.significant, float(r["pvalue"]))
+            )
+    return out
+
+
+def table_verdict(table: ComparisonTable) -> Verdict:
+    """Return the table's verdict: one sentence per comparison, from the recommended method.
+
+    Under each sentence, the methods whose test decides otherwise at the
+    table's level (marked † when they are liberal for the learners). A caveat
+    comes first when the design cannot answer the learner question.
+
+    Parameters
+    ----------
+    table : ComparisonTable
+
+    Returns
+    -------
+    Verdict
+    """
+    rec = table_recommendation(table)
+    res = table.results[rec.method]
+    estimate = getattr(res, "estimate", None)
+    q = quantity_of((estimate if estimate is not None else res.mean).attrs, res.loss)
+    weights = _weights(table)
+    frame = res.to_frame()
+    dims = [c for c in frame.columns if c not in res.frame_columns]
+    others = _significance(table, rec.method)
+    lines = [f"Caveat: {rec.caveat}."] if rec.caveat else []
+    for _, row in frame.iterrows():
+        label = str(row[CONTRAST]) if CONTRAST in dims else str(res.loss)
+        w = weights.get(label)
+        if CONTRAST in dims and is_level(w):
+            continue
+        extra = [f"{d} = {row[d]}" for d in dims if d != CONTRAST]
+        prefix = f"{', '.join(extra)}: " if extra else ""
+        sentence = row_sentence(res, row, label, w, q)
+        lines.append(prefix + sentence)
+        mine = _row_significant(res, row, table)
+        if mine is None:
+            continue
+        differ = [
+            (n, p) for n, sig, p in others.get(tuple(row[d] for d in dims), []) if sig != mine
+        ]
+        if differ:
+            listed = ", ".join(
+                f"{n}{_marker(n, table.target)} ({pvalue_text(p, table.alpha) or 'no p'})"
+                for n, p in differ[:3]
+            )
+            if len(differ) > 3:
+                listed += f" and {len(differ) - 3} more"
+            verb = "finds" if len(differ) == 1 else "find"
+            finds = f"{verb} no difference" if mine else f"{verb} a difference"
+            lines.append(f"  Disagreeing: {listed} {finds} at level {table.alpha:g}.")
+    if len(lines) == (1 if rec.caveat else 0):
+        lines.append(
+            "No comparison between models in this formula (only per-model levels); "
+            "use 'loss ~ model' or cvstats.pairwise(cube) to compare them."
+        )
+    return Verdict("\n".join(lines))
+
+
+def _row_significant(res: Any, row: Mapping[str, Any], table: ComparisonTable) -> bool | None:
+    if "p_rope" in row:
+        return None
+    return Evidence(
+        float(row["estimate"]),
+        float(row["ci_lower"]),
+        float(row["ci_upper"]),
+        float(row["pvalue"]),
+        res.method,
+        table.mu0,
+        table.alpha,
+        0,
+        res.target,
+    ).significant
+
+
+def levels_method(names: Sequence[str], rec: str) -> str | None:
+    """Return the method that estimates the per-model levels (one with an interval)."""
+    for name in [rec, *names]:
+        spec = METHODS[name]
+        if spec.contrasts == "any" and name not in ("combined_5x2cv_f", "bayesian_correlated_t"):
+            return name
+    return None

@@ -1,0 +1,161 @@
+"""Pictures of results that several result classes share: forest plots (matplotlib).
+
+:func:`forest_plot` draws one interval per row of a results frame (an
+:class:`~cvstats.results.inference.InferenceResult`'s, a comparison table's);
+:func:`estimates_plot` draws one quantity of an
+:class:`~cvstats.results.estimates.EstimatesResult` with its intervals, ``ρ̂``
+against ``ρ0 = n2/(n1 + n2)`` for :func:`~cvstats.across.rho.fit_rho`.
+:mod:`cvstats.reporting.plots` re-exports them. matplotlib is imported when a
+picture is drawn, never at import.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from cvstats.errors import ArgumentError
+
+__all__ = ["estimates_plot", "forest_plot"]
+
+# a quantity of an estimates result, its reference value and what it means
+_REFERENCES = {
+    "rho": ("rho0", "ρ0 = n2/(n1 + n2)"),
+    "political_ratio": (1.0, "ratio 1 (exact)"),
+}
+
+
+def _intervals(ax: Any, frame: pd.DataFrame, labels: list[str]) -> np.ndarray:
+    """Draw the rows' intervals and estimates on ``ax``, top to bottom; return their y."""
+    y = np.arange(len(frame))[::-1]
+    lo = frame["ci_lower"].to_numpy(dtype=float)
+    hi = frame["ci_upper"].to_numpy(dtype=float)
+    est = frame["estimate"].to_numpy(dtype=float)
+    finite = np.isfinite(lo) & np.isfinite(hi)
+    ax.hlines(y[finite], lo[finite], hi[finite], color="C0", lw=2)
+    ax.plot(est, y, "o", color="C1", ms=4)
+    ax.set_yticks(y, labels)
+    return y
+
+
+def forest_plot(
+    frame: pd.DataFrame,
+    *,
+    mu0: float = 0.0,
+    alpha: float = 0.05,
+    ax: Any = None,
+    label_columns: tuple[str, ...] | None = None,
+) -> Any:
+    """Draw one horizontal interval per row of a results frame.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Rows with ``estimate``, ``ci_lower``, ``ci_upper`` and ``method`` (e.g.
+        ``ComparisonTable.to_frame()`` or ``InferenceResult.to_frame()``); rows
+        whose interval is NaN (Alpaydın's F) show the estimate only.
+    mu0 : float, default 0
+        Null value, drawn as a vertical line.
+    alpha : float, default 0.05
+        Level, for the axis label.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; default a new figure sized to the rows.
+    label_columns : tuple of str, optional
+        Columns that label a row; default every column before ``method`` and
+        ``method`` itself.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+    """
+    import matplotlib.pyplot as plt
+
+    if label_columns is None:
+        cols = list(frame.columns)
+        label_columns = tuple(cols[: cols.index("method") + 1])
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 0.35 * len(frame) + 1.2))
+    labels = [
+        "  ".join(str(v) for v in row)
+        for row in frame[list(label_columns)].itertuples(index=False)
+    ]
+    _intervals(ax, frame, labels)
+    ax.axvline(mu0, color="grey", ls="--", lw=1)
+    ax.set_xlabel(f"estimate and {100 * (1 - alpha):g}% interval")
+    ax.figure.tight_layout()
+    return ax
+
+
+def estimates_plot(result: Any, quantity: str | None = None, *, ax: Any = None) -> Any:
+    """Draw one quantity of an estimates result with its intervals (matplotlib).
+
+    One row per element of the result's dims (model, contrast...). ``ρ̂`` (the
+    default of a :func:`~cvstats.across.rho.fit_rho` result) is drawn against
+    ``ρ0 = n2/(n1 + n2)``, the correlation the corrected resampled t assumes
+    (docs/theory.md §3: above it the test is liberal, below it conservative); the
+    political ratio against 1.
+
+    Parameters
+    ----------
+    result : EstimatesResult
+        From :func:`~cvstats.fit_rho`, :func:`~cvstats.fit_r`,
+        :func:`~cvstats.fit_lemma1`, :func:`~cvstats.cv_bias`...
+    quantity : str, optional
+        One of ``result.quantities``; default ``"rho"`` when the result has
+        ``rho`` and ``rho0``, else the first quantity with an interval (else the
+        first quantity).
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; default a new figure sized to the rows.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Raises
+    ------
+    ArgumentError
+        For a quantity the result does not have.
+    """
+    import matplotlib.pyplot as plt
+
+    quantities = list(result.quantities)
+    if quantity is None:
+        with_ci = [q for q in quantities if f"{q}_ci" in result.data_vars]
+        if "rho" in quantities and "rho0" in result.data_vars:
+            quantity = "rho"
+        else:
+            quantity = (with_ci or quantities)[0]
+    if quantity not in quantities:
+        raise ArgumentError(f"`quantity` must be one of {quantities}, got {quantity!r}.")
+    frame = result.to_frame()
+    dims = [str(c) for c in frame.columns[: list(frame.columns).index("quantity")]]
+    rows = frame[frame["quantity"] == quantity].reset_index(drop=True)
+    labels = [" ".join(str(v) for v in row) for row in rows[dims].itertuples(index=False)]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 0.35 * len(rows) + 1.4))
+    y = _intervals(ax, rows, labels or [quantity])
+    reference, meaning = _REFERENCES.get(quantity, (None, ""))
+    if isinstance(reference, str) and reference in quantities:
+        ref_rows = frame[frame["quantity"] == reference][[*dims, "estimate"]]
+        ref_rows = rows[dims].merge(ref_rows, on=dims, how="left") if dims else ref_rows
+        ref = ref_rows["estimate"].to_numpy(dtype=float)
+        if np.allclose(ref, ref[0], equal_nan=True):
+            ax.axvline(ref[0], color="grey", ls="--", lw=1, label=f"{meaning} = {ref[0]:.3g}")
+        else:
+            ax.plot(ref, y, "|", color="grey", ms=12, mew=2, label=meaning)
+        ax.legend(fontsize="small")
+    elif isinstance(reference, float):
+        ax.axvline(reference, color="grey", ls="--", lw=1, label=meaning)
+        ax.legend(fontsize="small")
+    alpha = result.attrs.get("alpha")
+    level = f" and {100 * (1 - alpha):g}% interval" if alpha is not None else ""
+    name = "ρ̂" if quantity == "rho" else quantity
+    ax.set_xlabel(f"{name}{level}")
+    method = str(result.attrs.get("method", type(result).__name__)).split(":")[0]
+    loss = result.attrs.get("loss")
+    ax.set_title(f"{method}: {loss}" if loss else method, fontsize=9)
+    ax.figure.tight_layout()
+    return ax
