@@ -4,13 +4,15 @@ Usage (from the repository root)::
 
     python -m benchmarks            # full sizes (a few minutes)
     python -m benchmarks --quick    # small sizes, a smoke run (< 1 min)
+    python -m benchmarks -k floor --large   # the modules' LARGE sizes (5x the floor cube)
     python -m benchmarks -k vectorized --json results.json
 
 Each module exposes ``run(**kwargs)`` returning a dict or a list of dicts with
 at least ``name``, ``baseline``, ``candidate``, ``baseline_s``, ``candidate_s``
 and ``ratio`` (= ``candidate_s / baseline_s``), optionally ``target_ratio``
 (the ratio must be ``<=`` it) and ``case``; and, for ``--quick``, a module-level
-dict ``QUICK`` of keyword arguments for ``run``.
+dict ``QUICK`` of keyword arguments for ``run``; for ``--large``, optionally a dict
+``LARGE`` (a module without one runs at its default sizes).
 """
 
 from __future__ import annotations
@@ -56,9 +58,12 @@ def load(path: Path) -> ModuleType:
     return module
 
 
-def rows_of(module: ModuleType, quick: bool) -> list[dict[str, Any]]:
-    """Call ``module.run`` (with ``module.QUICK`` under ``--quick``); always a list of rows."""
+def rows_of(module: ModuleType, quick: bool, large: bool = False) -> list[dict[str, Any]]:
+    """Call ``module.run`` (with ``module.QUICK`` under ``--quick``, ``module.LARGE`` under
+    ``--large``); always a list of rows."""
     kwargs = dict(getattr(module, "QUICK", {})) if quick else {}
+    if large:
+        kwargs = dict(getattr(module, "LARGE", {}))
     out = module.run(**kwargs)
     rows = [out] if isinstance(out, dict) else list(out)
     for row in rows:
@@ -89,7 +94,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
+    size.add_argument(
+        "--large", action="store_true", help="the modules' LARGE sizes (others: full sizes)"
+    )
     parser.add_argument("-k", dest="pattern", help="only the bench_*.py whose name contains this")
     parser.add_argument("--json", type=Path, help="also write every row (all fields) here")
     args = parser.parse_args(argv)
@@ -102,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in paths:
         print(f"running {path.name} ...", flush=True)
         t = time.perf_counter()
-        module_rows = rows_of(load(path), args.quick)
+        module_rows = rows_of(load(path), args.quick, args.large)
         for row in module_rows:
             row.setdefault("module", path.stem)
         rows.extend(module_rows)
@@ -111,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     load1 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print()
     print(
-        f"{'quick' if args.quick else 'full'} run, {time.perf_counter() - t0:.0f} s, "
+        f"{'quick' if args.quick else 'large' if args.large else 'full'} run, "
+        f"{time.perf_counter() - t0:.0f} s, "
         f"{os.cpu_count()} CPUs, load average (1 min) {load1:.2f}"
     )
     print(HEADER)

@@ -13,6 +13,7 @@ from cvstats.across.conditional import (
 )
 from cvstats.across.kfold_variance import kfold_moments, kfold_statistics, quadratic_estimator_bias
 from cvstats.across.lemma1 import fit_lemma1
+from cvstats.across.plan import plan
 from cvstats.across.ranks import (
     FriedmanResult,
     PairwiseResult,
@@ -64,6 +65,7 @@ from cvstats.reporting.compare import ComparisonTable, compare
 from cvstats.reporting.describe import CubeDescription, describe
 from cvstats.reporting.tables import PublicationTable, nadeau_bengio_table, publication_table
 from cvstats.results import ConfidenceInterval, InferenceResult
+from cvstats.results.plan import PlanResult
 
 __all__ = [
     "nested_cv_interval",
@@ -92,6 +94,8 @@ __all__ = [
     "fit_lemma1",
     "fit_r",
     "fit_rho",
+    "plan",
+    "PlanResult",
     "kfold_moments",
     "kfold_statistics",
     "nadeau_bengio_table",

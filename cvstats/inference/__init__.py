@@ -7,6 +7,8 @@ Layer 5 of cvstats (see ``docs/architecture.md``). What lives here:
 * :mod:`~cvstats.inference.common` — option checks and result assembly (named dims
   reach the kernels' axes through :func:`~cvstats.cube.apply.apply_kernel`);
 * :mod:`~cvstats.inference.blocks` — split means and the blocks of a design;
+* :mod:`~cvstats.inference.docs` — the numpydoc pieces the methods' docstrings share
+  (:func:`~cvstats.inference.docs.fill_doc`);
 * :mod:`~cvstats.inference.resampling`, :mod:`~cvstats.inference.fivebytwo`,
   :mod:`~cvstats.inference.holdout` — the frequentist tests of Nadeau & Bengio
   (2003), Dietterich (1998), Alpaydın (1999) and the k-fold t tests;

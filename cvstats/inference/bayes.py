@@ -26,6 +26,7 @@ from cvstats.inference.blocks import (
     unequal_sizes_error,
 )
 from cvstats.inference.common import check_options
+from cvstats.inference.docs import fill_doc
 from cvstats.inference.registry import METHODS
 from cvstats.kernels import bayes as kb
 from cvstats.results.bayes import BAYES_FRAME_COLUMNS, BayesianResult
@@ -55,6 +56,7 @@ def _kernel(x: np.ndarray, *, rho: float, rope: tuple[float, float]) -> tuple[np
     return (*post, *kb.posterior_probabilities(post, rope))
 
 
+@fill_doc
 def bayesian_correlated_t(
     cube: xr.DataArray,
     *,
@@ -84,8 +86,7 @@ def bayesian_correlated_t(
 
     Parameters
     ----------
-    cube : xarray.DataArray
-        Loss cube or contrast cube with a main block of ``J >= 2`` splits.
+    %(cube_main)s
     mu0 : float, default 0
         Taken like every test's; the posterior is not a test of ``mu0``, so only 0
         is accepted (put the value of interest in the ``rope``).

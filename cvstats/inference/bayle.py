@@ -21,6 +21,7 @@ from cvstats.cube.schema import EXAMPLE, SPLIT
 from cvstats.errors import DesignError
 from cvstats.inference.blocks import block_positions, block_sizes, kfold_layout
 from cvstats.inference.common import check_options, finish_test, renamed_option
+from cvstats.inference.docs import fill_doc
 from cvstats.inference.registry import METHODS
 from cvstats.kernels.bayle import BAYLE_VARIANCES
 from cvstats.kernels.bayle import bayle_cv as _bayle_kernel
@@ -67,6 +68,7 @@ def out_of_fold_errors(cube: xr.DataArray, method: str = _METHOD) -> tuple[xr.Da
     return e, fold
 
 
+@fill_doc
 def bayle_cv(
     cube: xr.DataArray,
     *,
@@ -97,17 +99,10 @@ def bayle_cv(
 
     Parameters
     ----------
-    cube : xarray.DataArray
-        Loss cube (or contrast cube) whose main block is one K-fold run
-        (:func:`cvstats.designs.kfold` with ``repeats=1``).
+    %(cube_kfold)s
     variant : {"out", "in"}, default "out"
         All-pairs or within-fold variance estimator (formerly ``variance=``).
-    mu0 : float, default 0
-        Null value.
-    alpha : float, default 0.05
-        Level of the interval.
-    alternative : {"two-sided", "less", "greater"}
-        Alternative hypothesis.
+    %(test_options)s
 
     Returns
     -------

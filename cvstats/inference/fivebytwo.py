@@ -12,6 +12,7 @@ from cvstats.cube.apply import apply_kernel
 from cvstats.errors import ArgumentError
 from cvstats.inference.blocks import M_DIM, SIDE_DIM, block_sizes, five_by_two_means, split_means
 from cvstats.inference.common import check_options, finish_test, make_result
+from cvstats.inference.docs import fill_doc
 from cvstats.inference.registry import METHODS
 from cvstats.results import InferenceResult
 
@@ -21,6 +22,7 @@ __all__ = ["dietterich_5x2cv", "combined_5x2cv_f", "FIVE_BY_TWO_VARIANTS"]
 FIVE_BY_TWO_VARIANTS = {"original": "dietterich", "t4": "t4", "t5": "t5"}
 
 
+@fill_doc
 def dietterich_5x2cv(
     cube: xr.DataArray,
     *,
@@ -52,17 +54,9 @@ def dietterich_5x2cv(
         ``nadeau_bengio``).
     variant : {"original", "t4", "t5"}, default "original"
         Which statistic.
-    mu0 : float, default 0
-        Null value.
-    alpha : float, default 0.05
-        Level of the interval.
-    alternative : {"two-sided", "less", "greater"}
-        Alternative hypothesis.
+    %(test_options)s
 
-    Returns
-    -------
-    InferenceResult
-        Over the cube's extra dims and ``model``/``contrast``.
+    %(returns_inference_result)s
     """
     if variant not in FIVE_BY_TWO_VARIANTS:
         raise ArgumentError(
@@ -92,6 +86,7 @@ def dietterich_5x2cv(
     )
 
 
+@fill_doc
 def combined_5x2cv_f(
     cube: xr.DataArray,
     *,
@@ -114,17 +109,13 @@ def combined_5x2cv_f(
     ----------
     cube : xarray.DataArray
         Loss cube with a ``"5x2"`` block.
-    mu0 : float, default 0
-        Null value.
+    %(mu0)s
     alpha : float, default 0.05
         Kept for a uniform interface (no interval).
     alternative : {"two-sided"}
         The F test is two-sided by nature; any other value is refused.
 
-    Returns
-    -------
-    InferenceResult
-        Over the cube's extra dims and ``model``/``contrast``.
+    %(returns_inference_result)s
     """
     spec = METHODS["combined_5x2cv_f"]
     opts = check_options(cube, mu0, alpha, alternative, method=spec, extra=options)

@@ -30,6 +30,7 @@ from cvstats.inference.common import (
     renamed_option,
     resolve_size,
 )
+from cvstats.inference.docs import fill_doc
 from cvstats.inference.registry import METHODS
 from cvstats.results import InferenceResult
 
@@ -63,6 +64,7 @@ def _one_split(cube: xr.DataArray, split: int | None, method: str) -> xr.DataArr
     return cube.sel({SPLIT: split})
 
 
+@fill_doc
 def holdout_t(
     cube: xr.DataArray,
     *,
@@ -85,21 +87,13 @@ def holdout_t(
     cube : xarray.DataArray
         Loss cube (or contrast cube) whose main block is one split
         (:func:`cvstats.designs.holdout`), or any cube with ``split`` given.
-    mu0 : float, default 0
-        Null value.
-    alpha : float, default 0.05
-        Level of the interval.
-    alternative : {"two-sided", "less", "greater"}
-        Alternative hypothesis.
+    %(test_options)s
     split : int, optional
         Label of the split to use; default the main block's only split.
     variant : {"z", "t"}, default "z"
         Reference distribution.
 
-    Returns
-    -------
-    InferenceResult
-        Over the cube's extra dims and ``model``/``contrast``.
+    %(returns_inference_result)s
     """
     spec = METHODS["holdout_t"]
     reference = renamed_option(options, "reference", "variant", variant, "z", spec.name)
@@ -162,6 +156,7 @@ def _difference(cube: xr.DataArray, models: Sequence[str] | None) -> xr.DataArra
     return diff.assign_coords({CONTRAST: f"{a} - {b}"})
 
 
+@fill_doc
 def mcnemar(
     cube: xr.DataArray,
     *,
@@ -191,8 +186,7 @@ def mcnemar(
         contrast cube of differences of two classifiers' 0/1 losses.
     variant : {"z", "corrected", "exact"}, default "z"
         Which form of the test.
-    alpha : float, default 0.05
-        Level of the interval.
+    %(alpha)s
     alternative : {"two-sided", "less", "greater"}
         ``"greater"``: model A errs more often than B.
     split : int, optional

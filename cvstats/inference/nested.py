@@ -20,6 +20,7 @@ from cvstats.cube.schema import EXAMPLE, SPLIT
 from cvstats.errors import DesignError
 from cvstats.inference.blocks import block_positions, kfold_layout
 from cvstats.inference.common import check_options, make_result, pvalues
+from cvstats.inference.docs import fill_doc
 from cvstats.inference.registry import METHODS
 from cvstats.kernels.nested import nested_cv as _nested_kernel
 from cvstats.results import InferenceResult
@@ -76,13 +77,13 @@ def _terms(cube: xr.DataArray, mu0: float) -> tuple[tuple[xr.DataArray, ...], in
     return terms, K, repeats
 
 
+@fill_doc
 def nested_cv_terms(cube: xr.DataArray) -> xr.Dataset:
     """Return the parts of the nested-CV interval (docs/nested-cv.md), for inspection.
 
     Parameters
     ----------
-    cube : xarray.DataArray
-        Loss cube (or contrast cube) of a :func:`cvstats.designs.nested_cv` design.
+    %(cube_nested)s
 
     Returns
     -------
@@ -97,6 +98,7 @@ def nested_cv_terms(cube: xr.DataArray) -> xr.Dataset:
     return xr.Dataset(dict(zip(_TERMS, terms, strict=True)), attrs={"K": K, "repeats": repeats})
 
 
+@fill_doc
 def nested_cv_interval(
     cube: xr.DataArray,
     *,
@@ -127,15 +129,12 @@ def nested_cv_interval(
 
     Parameters
     ----------
-    cube : xarray.DataArray
-        Loss cube (or contrast cube) of a :func:`cvstats.designs.nested_cv` design.
-    mu0 : float, default 0
-        Null value of the test.
+    %(cube_nested)s
+    %(mu0)s
     alpha : float, default 0.05
         The interval has level ``1 - alpha``, as everywhere in cvstats (the paper
         reports 90 % intervals: pass ``alpha=0.1`` to reproduce them).
-    alternative : {"two-sided", "less", "greater"}
-        Alternative hypothesis.
+    %(alternative)s
 
     Returns
     -------

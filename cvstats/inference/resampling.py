@@ -23,6 +23,7 @@ from cvstats.inference.blocks import (
     split_means,
 )
 from cvstats.inference.common import check_options, check_sizes, finish_test, resolve_size
+from cvstats.inference.docs import fill_doc
 from cvstats.inference.registry import METHODS
 from cvstats.results import InferenceResult
 
@@ -55,6 +56,7 @@ def _main(
     return mu, n1, n2, sizes.n_splits
 
 
+@fill_doc
 def resampled_t(
     cube: xr.DataArray,
     *,
@@ -74,23 +76,14 @@ def resampled_t(
 
     Parameters
     ----------
-    cube : xarray.DataArray
-        Loss cube (or contrast cube) with a main block of ``J >= 2`` splits.
-    mu0 : float, default 0
-        Null value.
-    alpha : float, default 0.05
-        Level of the interval.
-    alternative : {"two-sided", "less", "greater"}
-        Alternative hypothesis.
+    %(cube_main)s
+    %(test_options)s
     n1, n2 : int, optional
         Training and test sizes; default from the cube (reported only: the
         plain resampled t does not use them, so its splits may differ in test
         size; the medians are reported).
 
-    Returns
-    -------
-    InferenceResult
-        Over the cube's extra dims and ``model``/``contrast``.
+    %(returns_inference_result)s
 
     Examples
     --------
@@ -118,6 +111,7 @@ def resampled_t(
     )
 
 
+@fill_doc
 def corrected_resampled_t(
     cube: xr.DataArray,
     *,
@@ -136,14 +130,8 @@ def corrected_resampled_t(
 
     Parameters
     ----------
-    cube : xarray.DataArray
-        Loss cube (or contrast cube) with a main block of ``J >= 2`` splits.
-    mu0 : float, default 0
-        Null value.
-    alpha : float, default 0.05
-        Level of the interval.
-    alternative : {"two-sided", "less", "greater"}
-        Alternative hypothesis.
+    %(cube_main)s
+    %(test_options)s
     n1, n2 : int, optional
         Training and test sizes in ``n2/n1``; default the cube's ``n_train`` and
         test count of the main block. Required (both) when the main block's
@@ -151,10 +139,7 @@ def corrected_resampled_t(
         ``n2``, so the test is refused (:class:`~cvstats.errors.DesignError`)
         until they are stated.
 
-    Returns
-    -------
-    InferenceResult
-        Over the cube's extra dims and ``model``/``contrast``.
+    %(returns_inference_result)s
     """
     opts = check_options(
         cube, mu0, alpha, alternative, method=METHODS["corrected_resampled_t"], extra=options
@@ -177,6 +162,7 @@ def corrected_resampled_t(
     )
 
 
+@fill_doc
 def conservative_z(
     cube: xr.DataArray,
     *,
@@ -200,12 +186,7 @@ def conservative_z(
     cube : xarray.DataArray
         Loss cube with a main block and a ``"half"`` block
         (:func:`cvstats.designs.conservative_z` or ``nadeau_bengio``).
-    mu0 : float, default 0
-        Null value.
-    alpha : float, default 0.05
-        Level of the interval.
-    alternative : {"two-sided", "less", "greater"}
-        Alternative hypothesis.
+    %(test_options)s
     n1, n2 : int, optional
         Sizes reported for the estimand; default from the main block. Required
         (both) when the main or the ``"half"`` block has splits of different
@@ -213,10 +194,7 @@ def conservative_z(
         ``⌊n/2⌋ - n2``, so the test is refused
         (:class:`~cvstats.errors.DesignError`) until the sizes are stated.
 
-    Returns
-    -------
-    InferenceResult
-        Over the cube's extra dims and ``model``/``contrast``.
+    %(returns_inference_result)s
     """
     opts = check_options(
         cube, mu0, alpha, alternative, method=METHODS["conservative_z"], extra=options
@@ -285,6 +263,7 @@ def _bootstrap(
     )
 
 
+@fill_doc
 def bootstrap_t(
     cube: xr.DataArray,
     *,
@@ -307,23 +286,16 @@ def bootstrap_t(
     cube : xarray.DataArray
         Loss cube with a main and a ``"replicate"`` block
         (:func:`cvstats.designs.bootstrap` or ``nadeau_bengio``).
-    mu0 : float, default 0
-        Null value.
-    alpha : float, default 0.05
-        Level of the interval.
-    alternative : {"two-sided", "less", "greater"}
-        Alternative hypothesis.
+    %(test_options)s
     n1, n2 : int, optional
         Sizes reported; default from the main block.
 
-    Returns
-    -------
-    InferenceResult
-        Over the cube's extra dims and ``model``/``contrast``.
+    %(returns_inference_result)s
     """
     return _bootstrap(cube, False, mu0, alpha, alternative, n1, n2, options)
 
 
+@fill_doc
 def corrected_bootstrap_t(
     cube: xr.DataArray,
     *,
@@ -343,21 +315,13 @@ def corrected_bootstrap_t(
     ----------
     cube : xarray.DataArray
         Loss cube with a main and a ``"replicate"`` block.
-    mu0 : float, default 0
-        Null value.
-    alpha : float, default 0.05
-        Level of the interval.
-    alternative : {"two-sided", "less", "greater"}
-        Alternative hypothesis.
+    %(test_options)s
     n1, n2 : int, optional
         Sizes in ``n2/n1``; default from the main block. Required (both) when
         the main or the ``"replicate"`` block has splits of different test
         sizes (refused with a :class:`~cvstats.errors.DesignError` otherwise).
 
-    Returns
-    -------
-    InferenceResult
-        Over the cube's extra dims and ``model``/``contrast``.
+    %(returns_inference_result)s
     """
     return _bootstrap(cube, True, mu0, alpha, alternative, n1, n2, options)
 
@@ -367,6 +331,7 @@ def _fold_means(cube: xr.DataArray, method: str) -> tuple[xr.DataArray, int, int
     return main_means(split_means(cube, ["main"], method), method, min_splits=2), K, repeats
 
 
+@fill_doc
 def kfold_t(
     cube: xr.DataArray,
     *,
@@ -385,22 +350,12 @@ def kfold_t(
 
     Parameters
     ----------
-    cube : xarray.DataArray
-        Loss cube whose main block is one K-fold run (:func:`cvstats.designs.kfold`
-        with ``repeats=1``).
-    mu0 : float, default 0
-        Null value.
-    alpha : float, default 0.05
-        Level of the interval.
-    alternative : {"two-sided", "less", "greater"}
-        Alternative hypothesis.
+    %(cube_kfold)s
+    %(test_options)s
     n1, n2 : int, optional
         Sizes reported; default the median fold's.
 
-    Returns
-    -------
-    InferenceResult
-        Over the cube's extra dims and ``model``/``contrast``.
+    %(returns_inference_result)s
     """
     opts = check_options(cube, mu0, alpha, alternative, method=METHODS["kfold_t"], extra=options)
     mu, K, repeats = _fold_means(cube, "k-fold t")
@@ -425,6 +380,7 @@ def kfold_t(
     )
 
 
+@fill_doc
 def corrected_repeated_kfold_t(
     cube: xr.DataArray,
     *,
@@ -446,12 +402,7 @@ def corrected_repeated_kfold_t(
     cube : xarray.DataArray
         Loss cube whose main block is a repeated k-fold
         (:func:`cvstats.designs.kfold` with ``repeats >= 1``).
-    mu0 : float, default 0
-        Null value.
-    alpha : float, default 0.05
-        Level of the interval.
-    alternative : {"two-sided", "less", "greater"}
-        Alternative hypothesis.
+    %(test_options)s
     n1, n2 : int, optional
         Sizes reported; default the median fold's. With folds of one size (up
         to the rounding of ``n`` into ``k`` folds: sizes differing by one
@@ -462,10 +413,7 @@ def corrected_repeated_kfold_t(
         unless both are given: the correction then uses their ``n2/n1``
         (``σ̂² = (1/(r k) + n2/n1) S²``, as :func:`corrected_resampled_t`).
 
-    Returns
-    -------
-    InferenceResult
-        Over the cube's extra dims and ``model``/``contrast``.
+    %(returns_inference_result)s
     """
     opts = check_options(
         cube, mu0, alpha, alternative, method=METHODS["corrected_repeated_kfold_t"], extra=options

@@ -159,3 +159,83 @@ def estimates_plot(result: Any, quantity: str | None = None, *, ax: Any = None) 
     ax.set_title(f"{method}: {loss}" if loss else method, fontsize=9)
     ax.figure.tight_layout()
     return ax
+
+
+def plan_plot(result: Any, kind: str = "width", *, ax: Any = None) -> Any:
+    """Draw a plan's half-width (or power) against the fits per learner (matplotlib).
+
+    One curve per contrast (and coordinate of any extra dim) of a
+    :class:`~cvstats.results.plan.PlanResult` (:func:`cvstats.plan`), with the
+    pilot's uncertainty as a band (the plan at the ends of the pilot's interval
+    for ``E[S²]``), the target as a dashed line and a dot at the smallest design
+    meeting it.
+
+    Parameters
+    ----------
+    result : PlanResult
+        The plan.
+    kind : {"width", "power"}, default "width"
+        ``"width"``: the expected half-width; ``"power"``: the power to detect the
+        plan's ``effect`` (a plan without ``effect`` has none).
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; default a new figure.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Raises
+    ------
+    ArgumentError
+        For an unknown ``kind``, or ``"power"`` for a plan without ``effect``.
+    """
+    import matplotlib.pyplot as plt
+
+    if kind not in ("width", "power"):
+        raise ArgumentError(f"`kind` must be 'width' or 'power', got {kind!r}.")
+    if kind == "power" and result.effect is None:
+        raise ArgumentError("this plan has no power: pass `effect=` to cvstats.plan.")
+    frame = result.to_frame()
+    units = [d for d in result.unit_dims if d in frame.columns]
+    column = "half_width" if kind == "width" else "power"
+    target = result.target_width if kind == "width" else result.target_power
+    first = "J_width" if kind == "width" else "J_power"
+    firsts = result.to_frame("plan")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4))
+    groups = frame.groupby(units, sort=False) if units else [((), frame)]
+    keys = [str(v) for v in result.J_chosen[units[0]].values] if units else []
+    names = dict(zip(keys, result.labels() if units else [], strict=True))
+    for i, (key, rows) in enumerate(groups):
+        key = tuple(np.atleast_1d(key))
+        label = "  ".join([names.get(str(key[0]), str(key[0])), *map(str, key[1:])]) if key else ""
+        x = rows["n_fits"].to_numpy(dtype=float)
+        color = f"C{i % 10}"
+        ax.plot(x, rows[column].to_numpy(dtype=float), color=color, label=label or None)
+        low = rows[f"{column}_low"].to_numpy(dtype=float)
+        high = rows[f"{column}_high"].to_numpy(dtype=float)
+        ax.fill_between(x, low, high, color=color, alpha=0.15, lw=0)
+        match = firsts
+        for d, v in zip(units, key, strict=True):
+            match = match[match[d].astype(str) == str(v)]
+        J = float(match[first].iloc[0]) if len(match) else np.nan
+        if np.isfinite(J):
+            at = rows[rows["J"] == J]
+            ax.plot(at["n_fits"], at[column], "o", color=color, ms=5)
+    if target is not None and (kind == "width" or result.effect is not None):
+        ax.axhline(target, color="grey", ls="--", lw=1, label=f"target {target:g}")
+    if result.budget_fits is not None:
+        ax.axvline(result.budget_fits, color="grey", ls=":", lw=1, label="budget")
+    level = f"{100 * (1 - result.alpha):g}%"
+    if kind == "width":
+        ax.set_ylabel(f"expected {level} half-width")
+        ax.set_yscale("log")  # t_1 makes J = 2 an order of magnitude wider than J = 10
+    else:
+        ax.set_ylabel(f"power to detect {result.effect:g} (level {result.alpha:g})")
+        ax.set_ylim(0, 1.02)
+    ax.set_xlabel("fits per learner")
+    ax.set_title(f"{result.title}: {result.loss}", fontsize=9)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize="small")
+    ax.figure.tight_layout()
+    return ax

@@ -114,6 +114,27 @@ def _row_chunks(rows: int, bytes_per_row: float) -> list[slice]:
     return [slice(s, min(s + step, rows)) for s in range(0, rows, step)]
 
 
+def _by_chunks(
+    shape: tuple[int, ...],
+    bytes_per_row: float,
+    rows: Callable[[slice], np.ndarray],
+    *,
+    axis: int = 0,
+    dtype: type = np.int64,
+) -> np.ndarray:
+    """Array of ``shape`` filled by ``rows(sl)`` for chunks ``sl`` of ``axis`` within the budget.
+
+    ``bytes_per_row``: the size of ``rows``' temporaries per index of ``axis``
+    (see :data:`_BUDGET`).
+    """
+    out = np.empty(shape, dtype=dtype)
+    where: list[slice] = [slice(None)] * len(shape)
+    for sl in _row_chunks(shape[axis], bytes_per_row):
+        where[axis] = sl
+        out[tuple(where)] = rows(sl)
+    return out
+
+
 # --------------------------------------------------------------------------
 # Gaussian naive Bayes
 # --------------------------------------------------------------------------
@@ -204,11 +225,12 @@ class GaussianNaiveBayes:
         var = var.reshape(R, K, C, p)
         base = self._base(var, log_prior.reshape(R, K, C))
         r = np.arange(R)[:, None]
-        out = np.empty((R, N), dtype=np.int64)
-        for sl in _row_chunks(N, R * C * p * 8 * 3):
+
+        def examples(sl: slice) -> IntArray:
             f = folds[:, sl]
-            out[:, sl] = self._predict(X[None, sl, :], mean[r, f], var[r, f], base[r, f])
-        return out
+            return self._predict(X[None, sl, :], mean[r, f], var[r, f], base[r, f])
+
+        return _by_chunks((R, N), R * C * p * 8 * 3, examples, axis=1)
 
     def fit_predict(
         self,
@@ -223,10 +245,12 @@ class GaussianNaiveBayes:
         Y = (y[:, None] == np.arange(n_classes)).astype(np.float64)
         mean, var, log_prior = self._fit(X, Y, np.ones((1, len(X))))
         Xq = np.asarray(Xq, dtype=np.float64)
-        out = np.empty(len(Xq), dtype=np.int64)
-        for sl in _row_chunks(len(Xq), n_classes * X.shape[1] * 8 * 3):
-            out[sl] = self._predict(Xq[sl], mean[0], var[0], self._base(var[0], log_prior[0]))
-        return out
+        base = self._base(var[0], log_prior[0])
+        return _by_chunks(
+            (len(Xq),),
+            n_classes * X.shape[1] * 8 * 3,
+            lambda sl: self._predict(Xq[sl], mean[0], var[0], base),
+        )
 
 
 # --------------------------------------------------------------------------
@@ -243,10 +267,12 @@ def sq_distances(A: FloatArray, B: FloatArray) -> FloatArray:
     """
     A = np.asarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)
-    out = np.empty((len(A), len(B)))
-    for sl in _row_chunks(len(A), B.size * 8 * 2):
-        out[sl] = np.sum((A[sl, None, :] - B[None, :, :]) ** 2, axis=-1)
-    return out
+    return _by_chunks(
+        (len(A), len(B)),
+        B.size * 8 * 2,
+        lambda sl: np.sum((A[sl, None, :] - B[None, :, :]) ** 2, axis=-1),
+        dtype=np.float64,
+    )
 
 
 def _vote(neighbour_labels: IntArray, n_classes: int) -> IntArray:
@@ -301,12 +327,12 @@ class NearestNeighbours:
                 "test data (more folds) or a larger sample."
             )
         D = sq_distances(X, X)
-        out = np.empty((R, N), dtype=np.int64)
-        for sl in _row_chunks(R, N * N * 8 * 2):
+
+        def repetitions(sl: slice) -> IntArray:
             same = folds[sl, :, None] == folds[sl, None, :]  # same fold: not in training
-            dist = np.where(same, np.inf, D[None])
-            out[sl] = _vote(y[self._nearest(dist)], n_classes)
-        return out
+            return _vote(y[self._nearest(np.where(same, np.inf, D[None]))], n_classes)
+
+        return _by_chunks((R, N), N * N * 8 * 2, repetitions)
 
     def fit_predict(
         self,
@@ -319,10 +345,11 @@ class NearestNeighbours:
         """Predictions on ``Xq`` of the model trained on all of ``(X, y)``."""
         if self.k > len(X):
             raise ArgumentError(f"{self.name}: k = {self.k} > {len(X)} training examples.")
-        out = np.empty(len(Xq), dtype=np.int64)
-        for sl in _row_chunks(len(Xq), len(X) * 8 * 4):
-            out[sl] = _vote(y[self._nearest(sq_distances(Xq[sl], X))], n_classes)
-        return out
+        return _by_chunks(
+            (len(Xq),),
+            len(X) * 8 * 4,
+            lambda sl: _vote(y[self._nearest(sq_distances(Xq[sl], X))], n_classes),
+        )
 
 
 # --------------------------------------------------------------------------

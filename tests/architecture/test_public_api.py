@@ -11,7 +11,8 @@ import cvstats
 #: ``cvstats.__all__`` as of the layout of docs/architecture.md (0.1.0). A name is
 #: added here only together with its documentation; none is ever removed silently.
 #: Added since: ``from_scores``, ``from_cv_results`` (score cubes, issue 14); ``describe``,
-#: ``CubeDescription`` (what a cube holds, issue 15).
+#: ``CubeDescription`` (what a cube holds, issue 15); ``plan``, ``PlanResult`` (planning an
+#: experiment from a pilot, issue 17).
 FROZEN = (
     "ArgumentError",
     "BayesianResult",
@@ -27,6 +28,7 @@ FROZEN = (
     "FriedmanResult",
     "InferenceResult",
     "PairwiseResult",
+    "PlanResult",
     "PublicationTable",
     "RankReport",
     "StorageError",
@@ -75,6 +77,7 @@ FROZEN = (
     "pairwise",
     "pairwise_wilcoxon",
     "parse_formula",
+    "plan",
     "publication_table",
     "quadratic_estimator_bias",
     "rank_report",

@@ -298,3 +298,31 @@ def test_default_summary_renders_in_every_format(nb_cube):
     assert latex.count("\\begin{tabular}") == 2 and "Verdict" in latex
     assert smry.as_html().count("<table") == 2 and smry.as_csv()
     assert smry._repr_latex_() == latex
+
+
+# --- fixes found on the way (issue 15, point 7) ---------------------------------------
+
+
+def test_a_cube_collected_with_the_log_loss_is_named_and_compared_as_such():
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.naive_bayes import GaussianNB
+
+    X, y = load_breast_cancer(return_X_y=True)
+    d = designs.resampled(len(y), 56, J=3, seed=0)
+    learners = {"nb": GaussianNB(), "nb_smooth": GaussianNB(var_smoothing=1e-3)}
+    cube = cvstats.collect(learners, X, y, d, loss="log", progress=False)
+    assert cube.name == "log"
+    table = cvstats.compare("log ~ model", cube, methods=["corrected_resampled_t"])
+    assert "log loss" in str(table.verdict())
+    with pytest.raises(cvstats.errors.FormulaError, match="'log'"):
+        cvstats.compare("loss ~ model", cube)
+
+
+def test_the_rho_of_repeated_kfold_is_worded_one_way():
+    """ρ = 1/K is the correction's assumed correlation, not fit_rho's average correlation."""
+    direction = METHODS["corrected_repeated_kfold_t"].direction
+    assert "the correction's n2/n1 = 1/(K-1) as a correlation" in direction
+    bayes_doc = cvstats.bayesian_correlated_t.__doc__
+    assert "not the\n    average correlation" in bayes_doc and "(R - 1)/(K R - 1)" in bayes_doc
+    beyond = (ROOT / "docs" / "beyond.md").read_text(encoding="utf-8")
+    assert "*assumed* correlation" in beyond and "$(R-1)/(KR-1)$" in beyond

@@ -152,6 +152,7 @@ def objects(cube, kfold_cubes):
         "quadratic": quadratic_estimator_bias("naive", moments),
         "cv_bias": cv_bias(repeated, conditional),
         "variance_decomposition": variance_decomposition(repeated),
+        "plan": cvstats.plan(cube, target_width=0.5, effect=0.4),
         "publication": tables.publication_table(
             frame, rows=["contrast"], columns=["dataset"], caption="Per dataset"
         ),
@@ -189,6 +190,7 @@ CLASSES = {
     "quadratic": EstimatesResult,
     "cv_bias": EstimatesResult,
     "variance_decomposition": EstimatesResult,
+    "plan": cvstats.PlanResult,
     "publication": cvstats.PublicationTable,
     "publication_long": cvstats.PublicationTable,
 }
@@ -204,6 +206,7 @@ WITH_PLOT = {
     "bayes_contrasts",
     "friedman",
     "rank_report",
+    "plan",
     *(label for label, cls in CLASSES.items() if cls is EstimatesResult),
 }
 #: Labels whose displays show the hostile model name (the others have no model).
@@ -233,6 +236,8 @@ def key_numbers(obj) -> list[str]:
     if isinstance(obj, EstimatesResult):
         q = obj.quantities[0]
         return [f"{float(obj[q].values.flat[0]):.4g}"]
+    if isinstance(obj, cvstats.PlanResult):
+        return [f"{obj.to_frame('plan')['half_width'].iloc[0]:.4g}"]
     assert isinstance(obj, cvstats.PublicationTable)
     first = str(obj).splitlines()[4 if obj.caption else 2]
     return [first.split()[-3]]  # the last cell's estimate, as the table formats it

@@ -1,0 +1,488 @@
+"""Result of :func:`cvstats.plan`: how many splits an experiment needs (docs/theory.md §10).
+
+:class:`PlanResult` follows the result contract of :mod:`cvstats.results.base`:
+its numbers are DataArrays over ``J`` (the number of splits of the planned
+design), ``contrast`` (or ``model``) and the pilot's other extra dims; it has the
+reporting protocol (:meth:`~PlanResult.to_frame` — the grid, or one row per
+contrast with ``table="plan"`` —, Markdown/LaTeX/HTML, ``summary()``, a short
+``repr``), a :meth:`~PlanResult.plot` (half-width or power against the fits
+per learner, one curve per contrast) and a :meth:`~PlanResult.verdict` in words.
+
+The results layer (see ``docs/architecture.md``): imports the data model, the
+kernels and the rest of the results layer only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from cvstats.cube.schema import CONTRAST, MODEL
+from cvstats.errors import ArgumentError
+from cvstats.results.base import Result, split_interval, tidy_frame
+from cvstats.results.plots import plan_plot
+from cvstats.results.verdict import Verdict, quantity_of, readable_label, weights_of
+
+__all__ = ["PLAN_GRID_COLUMNS", "PLAN_TABLE_COLUMNS", "PlanResult"]
+
+#: Columns of ``PlanResult.to_frame()`` (the grid), after ``J`` and the unit dims.
+PLAN_GRID_COLUMNS = (
+    "n_fits",
+    "half_width",
+    "half_width_low",
+    "half_width_high",
+    "mean_half_width",
+    "power",
+    "power_low",
+    "power_high",
+    "size",
+    "political_ratio",
+    "meets_target",
+)
+#: Columns of ``PlanResult.to_frame(table="plan")`` (one row per contrast), after its dims.
+PLAN_TABLE_COLUMNS = (
+    "J",
+    "n_fits",
+    "half_width",
+    "power",
+    "size",
+    "J_width",
+    "J_power",
+    "J_plan",
+    "half_width_limit",
+    "power_limit",
+    "rho",
+    "s2",
+    "sigma1",
+    "pilot_estimate",
+)
+# the plan table's columns read from the per-unit fields (the others are taken at J)
+_PER_UNIT = (
+    "J_width",
+    "J_power",
+    "J_plan",
+    "half_width_limit",
+    "power_limit",
+    "rho",
+    "s2",
+    "sigma1",
+    "pilot_estimate",
+)
+_AT_J = ("n_fits", "half_width", "power", "size")
+_TABLES = ("grid", "plan")
+
+
+@dataclass(frozen=True, repr=False)
+class PlanResult(Result):
+    """The plan of an experiment from a pilot: width and power against the number of splits.
+
+    Built by :func:`cvstats.plan`; the formulas are those of docs/theory.md §10.
+
+    Attributes
+    ----------
+    method : str
+        The test planned for: ``"corrected_resampled_t"`` or
+        ``"corrected_repeated_kfold_t"``.
+    title : str
+        Readable name of the plan.
+    loss : str
+        Name of the pilot cube (its loss or score).
+    alpha : float
+        The intervals have level ``1 - alpha``; the tests are two-sided at level ``alpha``.
+    target_width : float or None
+        The half-width asked for (``None``: no width target).
+    effect : float or None
+        The true difference (or level) to detect (``None``: no power computed).
+    target_power : float
+        The power asked for (used only with ``effect``).
+    budget_fits : int or None
+        Most fits per learner allowed (``None``: no budget).
+    n, n1, n2 : int
+        Examples of the data set, and the training and test sizes of the planned splits.
+    K : int
+        Folds of the planned repeated k-fold (0 for random splits).
+    fits_per_split : int
+        Fits per learner that one split costs (1 for both methods).
+    pilot_splits : int
+        Splits ``J_p`` of the pilot's main block.
+    pilot_n2 : int
+        Test size of the pilot's splits.
+    pilot_df : int
+        Degrees of freedom of the pilot's ``S²``: ``J_p - 1``, times the number of
+        datasets when they are pooled.
+    search_end : int
+        The largest ``J`` searched for the targets: the budget's, or 10 000 splits.
+    rho_source : str
+        Where ``ρ`` comes from: ``"rho0"`` (the test's own ``ρ0``), ``"fit_rho"``
+        (estimated across the pilot's datasets) or ``"given"`` (``rho=``).
+    assumption : str
+        The same in words, e.g. ``"ρ = ρ0 = n2/(n1 + n2) = 0.1"``.
+    note : str
+        What else the plan assumed (the pairwise contrasts it built, a score's ρ0...).
+    n_fits : xarray.DataArray
+        Fits per learner of each design, over ``J``.
+    half_width : xarray.DataArray
+        ``c_{J-1} sqrt((1/J + n2/n1) E[S²])``: the half-width of the interval at
+        the expected variance estimate, which is also the root mean square of the
+        half-width (docs/theory.md §10). Over ``(J, unit, extra...)``.
+    half_width_ci : xarray.DataArray
+        The same at the ends of the pilot's ``1 - alpha`` chi-square interval for
+        ``E[S²]`` (``ρ`` held fixed), on a trailing ``ci_bound`` dim.
+    mean_half_width : xarray.DataArray
+        The mean half-width under Lemma 2 (Gaussian split means): ``c4(J)`` times
+        ``half_width``.
+    power : xarray.DataArray
+        Power of the two-sided test at level ``alpha`` to detect ``effect``
+        (noncentral t, docs/theory.md §10); NaN without ``effect``.
+    power_ci : xarray.DataArray
+        The same at the ends of the pilot's interval for ``E[S²]`` (``ci_bound``).
+    size : xarray.DataArray
+        The test's actual rejection rate when the difference is 0 (``alpha``
+        when ``ρ`` is the test's ``ρ0``).
+    political_ratio : xarray.DataArray
+        ``Var[μ̂_J] / E[σ̂²] = (1/J + ρ/(1-ρ)) / (1/J + n2/n1)``.
+    meets_target : xarray.DataArray
+        Whether the design meets every target given (width, power) within the budget.
+    pilot_estimate : xarray.DataArray
+        The pilot's mean of its split means (for reference; not used by the plan).
+    s2 : xarray.DataArray
+        ``E[S²] = σ1 (1 - ρ)`` estimated from the pilot, at the planned ``n2``.
+    rho : xarray.DataArray
+        The ``ρ`` the plan assumes, over the units (and extra dims).
+    sigma1 : xarray.DataArray
+        ``σ1 = E[S²] / (1 - ρ)``, the variance of one split mean.
+    half_width_limit, power_limit : xarray.DataArray
+        Their limits as ``J → ∞``: more splits never do better.
+    J_width, J_power, J_plan : xarray.DataArray
+        The smallest ``J`` meeting the width target, the power target, both (NaN
+        where none within the budget, or the search, does).
+    J_chosen : xarray.DataArray
+        The design the plan reports on (:meth:`verdict`, ``table="plan"``): the ``J``
+        asked for, else ``J_plan``, else (no target met) the largest ``J`` searched (the
+        budget's), else (no target) 15 within the budget.
+    """
+
+    method: str
+    title: str
+    loss: str
+    alpha: float
+    target_width: float | None
+    effect: float | None
+    target_power: float
+    budget_fits: int | None
+    n: int
+    n1: int
+    n2: int
+    K: int
+    fits_per_split: int
+    pilot_splits: int
+    pilot_n2: int
+    pilot_df: int
+    search_end: int
+    rho_source: str
+    assumption: str
+    note: str
+    n_fits: xr.DataArray
+    half_width: xr.DataArray
+    half_width_ci: xr.DataArray
+    mean_half_width: xr.DataArray
+    power: xr.DataArray
+    power_ci: xr.DataArray
+    size: xr.DataArray
+    political_ratio: xr.DataArray
+    meets_target: xr.DataArray
+    pilot_estimate: xr.DataArray
+    s2: xr.DataArray
+    rho: xr.DataArray
+    sigma1: xr.DataArray
+    half_width_limit: xr.DataArray
+    power_limit: xr.DataArray
+    J_width: xr.DataArray
+    J_power: xr.DataArray
+    J_plan: xr.DataArray
+    J_chosen: xr.DataArray
+
+    frame_columns: ClassVar[tuple[str, ...]] = PLAN_GRID_COLUMNS
+    value_fields: ClassVar[tuple[str, ...]] = (
+        "n_fits",
+        "half_width",
+        "half_width_ci",
+        "mean_half_width",
+        "power",
+        "power_ci",
+        "size",
+        "political_ratio",
+        "meets_target",
+        "pilot_estimate",
+        "s2",
+        "rho",
+        "sigma1",
+        "half_width_limit",
+        "power_limit",
+        "J_width",
+        "J_power",
+        "J_plan",
+        "J_chosen",
+    )
+
+    def __post_init__(self) -> None:
+        self._coerce_values()
+
+    # ------------------------------------------------------------------
+    # frames
+    # ------------------------------------------------------------------
+
+    @property
+    def unit_dims(self) -> list[str]:
+        """The dims of one plan: ``contrast`` (or ``model``) and the pilot's other extra dims."""
+        return [str(d) for d in self.J_chosen.dims]
+
+    def to_frame(self, table: str = "grid") -> pd.DataFrame:
+        """Return the plan as a tidy DataFrame.
+
+        Parameters
+        ----------
+        table : {"grid", "plan"}, default "grid"
+            ``"grid"``: one row per ``(J, contrast, extra...)``, columns ``J``, the
+            unit dims, then :data:`PLAN_GRID_COLUMNS`. ``"plan"``: one row per
+            contrast (and extra coordinate), the design :attr:`J_chosen` with its
+            numbers, the smallest designs meeting the targets and what the plan
+            assumed: the unit dims, then :data:`PLAN_TABLE_COLUMNS`.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        if table not in _TABLES:
+            raise ArgumentError(f"`table` must be one of {list(_TABLES)}, got {table!r}.")
+        if table == "plan":
+            # the numbers of the grid at each unit's J_chosen (pointwise selection)
+            at = {name: getattr(self, name).sel(J=self.J_chosen) for name in _AT_J}
+            values = {"J": self.J_chosen, **at}
+            values.update({name: getattr(self, name) for name in _PER_UNIT})
+            values = {k: v.drop_vars("J", errors="ignore") for k, v in values.items()}
+            frame, dims = tidy_frame(values)
+            return frame[[*dims, *PLAN_TABLE_COLUMNS]]
+        low, high = split_interval(self.half_width_ci)
+        plow, phigh = split_interval(self.power_ci)
+        values = {
+            "n_fits": self.n_fits,
+            "half_width": self.half_width,
+            "half_width_low": low,
+            "half_width_high": high,
+            "mean_half_width": self.mean_half_width,
+            "power": self.power,
+            "power_low": plow,
+            "power_high": phigh,
+            "size": self.size,
+            "political_ratio": self.political_ratio,
+            "meets_target": self.meets_target,
+        }
+        # the first array sets the order of the dims: J, the unit, the extra dims
+        frame, dims = tidy_frame({"half_width": self.half_width, **values})
+        return frame[[*dims, *PLAN_GRID_COLUMNS]]
+
+    def _frame_dims(self, frame: pd.DataFrame) -> list[str]:
+        dims = self.unit_dims
+        if len(frame.columns) and frame.columns[0] == "J":  # the grid
+            dims = ["J", *dims]
+        return [d for d in dims if d in frame.columns]
+
+    # ------------------------------------------------------------------
+    # summary and notebook display
+    # ------------------------------------------------------------------
+
+    def summary(self, table: str = "plan", *, precision: int = 4) -> Any:
+        """Return a statsmodels ``Summary``: what was planned, the table, the verdict.
+
+        Parameters
+        ----------
+        table : {"plan", "grid"}, default "plan"
+            One row per contrast (default) or the whole grid (:meth:`to_frame`).
+        precision : int, default 4
+            Significant digits.
+
+        Returns
+        -------
+        statsmodels.iolib.summary.Summary
+        """
+        return super().summary(precision, table=table)
+
+    def _targets(self) -> str:
+        parts = []
+        if self.target_width is not None:
+            parts.append(f"half-width {self.target_width:g}")
+        if self.effect is not None:
+            parts.append(f"power {self.target_power:g} at effect {self.effect:g}")
+        if self.budget_fits is not None:
+            parts.append(f"budget {self.budget_fits} fits per learner")
+        return ", ".join(parts) if parts else "none"
+
+    def _design(self) -> str:
+        if self.K:
+            return f"repeated {self.K}-fold, n = {self.n} (n1 = {self.n1}, n2 = {self.n2})"
+        return f"random splits, n = {self.n} (n1 = {self.n1}, n2 = {self.n2})"
+
+    def _summary_info(self, table: str = "plan") -> list[tuple[str, str]]:
+        return [
+            ("Plan:", self.title),
+            ("Loss:", self.loss),
+            ("Design:", self._design()),
+            ("Level:", f"{100 * (1 - self.alpha):g}% intervals, two-sided tests"),
+            ("Targets:", self._targets()),
+            ("Pilot:", f"{self.pilot_splits} splits, n2 = {self.pilot_n2}, S² df {self.pilot_df}"),
+            ("ρ:", self.assumption),
+            *([("Note:", self.note)] if self.note else []),
+        ]
+
+    def _display_details(self) -> list[str]:
+        return [
+            f"{self._design()}; {100 * (1 - self.alpha):g}% intervals; targets: {self._targets()}",
+            f"pilot: {self.pilot_splits} splits (n2 = {self.pilot_n2}); {self.assumption}",
+        ]
+
+    def _display_frame(self) -> pd.DataFrame:
+        frame = self.to_frame("plan")
+        cols = ["J", "n_fits", "half_width", "power", "J_plan", "rho"]
+        return frame[[*self._frame_dims(frame), *cols]]
+
+    def _display_notes(self) -> list[str]:
+        return [
+            "half_width = c_(J-1) sqrt((1/J + n2/n1) E[S²]) (root mean square); "
+            "to_frame() has the grid over J (docs/theory.md §10)"
+        ]
+
+    # ------------------------------------------------------------------
+    # picture and words
+    # ------------------------------------------------------------------
+
+    def plot(self, kind: str = "width", *, ax: Any = None) -> Any:
+        """Draw the half-width (or the power) against the fits per learner, one curve per contrast.
+
+        The band is the pilot's uncertainty (:attr:`half_width_ci`, :attr:`power_ci`);
+        the dashed line the target; a dot the smallest design meeting it.
+
+        Parameters
+        ----------
+        kind : {"width", "power"}, default "width"
+            What to draw; ``"power"`` needs a plan with an ``effect``.
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw on; default a new figure.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        return plan_plot(self, kind, ax=ax)
+
+    def labels(self) -> list[str]:
+        """Readable labels of the units (``"tree − logreg"``), in the order of the unit dim."""
+        unit = next((d for d in self.J_chosen.dims if d in (CONTRAST, MODEL)), None)
+        if unit is None:
+            return [self.loss]
+        weights = weights_of(self.J_chosen)
+        names = [str(v) for v in self.J_chosen[unit].values]
+        if unit == CONTRAST:
+            return [readable_label(v, weights.get(v)) for v in names]
+        return names
+
+    def verdict(self) -> Verdict:
+        """Return the plan in words: one sentence per contrast (and extra coordinate).
+
+        E.g. "tree − logreg: J = 23 splits (23 fits per learner) give a 95%
+        half-width of 0.012 and power 0.81 to detect a difference of 0.02, assuming
+        ρ = ρ0 = n2/(n1 + n2) = 0.1; the target half-width 0.015 is met from
+        J = 15, the power 0.8 from J = 23."
+
+        Returns
+        -------
+        cvstats.results.verdict.Verdict
+        """
+        q = quantity_of(self.pilot_estimate.attrs, self.loss)
+        frame = self.to_frame("plan")
+        dims = self._frame_dims(frame)
+        unit = next((d for d in dims if d in (CONTRAST, MODEL)), None)
+        others = [d for d in dims if d != unit]
+        keys = [str(v) for v in self.J_chosen[unit].values] if unit else []
+        labels = dict(zip(keys, self.labels() if unit else [], strict=True))
+        level = f"{100 * (1 - self.alpha):g}%"
+        lines = []
+        for _, row in frame.iterrows():
+            prefix = ", ".join(f"{d} = {row[d]}" for d in others)
+            label = labels.get(str(row[unit]), str(row[unit])) if unit else self.loss
+            lines.append((f"{prefix}: " if prefix else "") + self._sentence(row, label, q, level))
+        return Verdict("\n".join(lines))
+
+    def _amount(self, q: Any, value: float) -> str:
+        if not np.isfinite(value):
+            return "∞" if value > 0 else "n/a"
+        if q.points:
+            return f"{100 * value:.2g} points"
+        return f"{value:.2g}"
+
+    def _sentence(self, row: pd.Series, label: str, q: Any, level: str) -> str:
+        J = int(row["J"])
+        fits = int(row["n_fits"])
+        unit = "splits" if not self.K else f"folds ({J // self.K} × {self.K}-fold)"
+        what = f"a {level} half-width of {self._amount(q, float(row['half_width']))}"
+        if self.effect is not None:
+            what += (
+                f" and power {float(row['power']):.2g} to detect a difference of "
+                f"{self._amount(q, abs(self.effect))}"
+            )
+        size = float(row["size"])
+        level_off = abs(size - self.alpha) > 0.005
+        if self.rho_source == "rho0":
+            assumed = self.assumption
+        else:
+            why = [self.assumption]
+            if level_off:
+                why.append(f"the test's actual level is then {size:.2g}, not {self.alpha:g}")
+            assumed = f"ρ = {float(row['rho']):.2g} ({'; '.join(why)})"
+        text = f"J = {J} {unit} ({fits} fits per learner) give {what} for {label}"
+        text += f", assuming {assumed}"
+        if self.budget_fits is not None and fits > self.budget_fits:
+            text += f"; this exceeds the budget of {self.budget_fits} fits"
+        targets = []
+        if self.target_width is not None:
+            targets.append(
+                self._target_text(
+                    f"the target half-width {self._amount(q, self.target_width)}",
+                    float(row["J_width"]),
+                    self.target_width <= float(row["half_width_limit"]),
+                    f"the half-width never falls below "
+                    f"{self._amount(q, float(row['half_width_limit']))} (its limit as J → ∞)",
+                )
+            )
+        if self.effect is not None:
+            targets.append(
+                self._target_text(
+                    f"the power {self.target_power:g}",
+                    float(row["J_power"]),
+                    self.target_power >= float(row["power_limit"]),
+                    f"the power never exceeds {float(row['power_limit']):.2g} (its limit "
+                    "as J → ∞)",
+                )
+            )
+        if targets:
+            text += "; " + ", ".join(targets)
+            both = float(row["J_plan"])
+            firsts = (float(row["J_width"]), float(row["J_power"]))
+            if len(targets) == 2 and np.isfinite(both) and both > max(firsts):
+                text += f" (both from J = {int(both)})"
+        return text + "."
+
+    def _target_text(self, target: str, met_from: float, never: bool, why: str) -> str:
+        if np.isfinite(met_from):
+            return f"{target} is met from J = {int(met_from)}"
+        if never:
+            return f"{target} cannot be met with n = {self.n} examples: {why}"
+        if self.budget_fits is not None and self.search_end * self.fits_per_split >= (
+            self.budget_fits // max(self.K, 1) * max(self.K, 1)
+        ):
+            return f"{target} cannot be met within the budget of {self.budget_fits} fits"
+        return f"{target} is not met by J = {self.search_end}, the end of the search"
