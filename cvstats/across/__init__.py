@@ -8,7 +8,9 @@ Layer 6 of cvstats (see ``docs/architecture.md``). What lives here:
 * :mod:`~cvstats.across.kfold_variance` — Bengio & Grandvalet's (2004) K-fold
   covariance components;
 * :mod:`~cvstats.across.conditional` — conditional vs unconditional error;
-* :mod:`~cvstats.across.ranks` — Friedman, Wilcoxon and critical differences (Demšar, 2006).
+* :mod:`~cvstats.across.ranks` — Friedman, Wilcoxon and critical differences (Demšar, 2006);
+* :mod:`~cvstats.across.plan` — planning an experiment from a pilot (how many splits for
+  a target width or power; docs/theory.md §10).
 
 May import every layer below (data model, designs, kernels, results, inference);
 never reporting, the studies or the CLI.

@@ -14,7 +14,7 @@ Layer 5 of cvstats (see ``docs/architecture.md``). What lives here:
   (2003), Dietterich (1998), Alpaydın (1999) and the k-fold t tests;
 * :mod:`~cvstats.inference.bayes`, :mod:`~cvstats.inference.bayle`,
   :mod:`~cvstats.inference.nested` — Benavoli et al. (2017), Bayle et al. (2020),
-  Bates et al. (2023).
+  Bates et al. (2024).
 
 May import the data model, the designs, the kernels and the results; never
 reporting, the studies or the CLI.

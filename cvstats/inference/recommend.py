@@ -78,7 +78,7 @@ REASONS: Mapping[str, str] = MappingProxyType(
         ),
         "nested_cv": (
             "an interval for the error of the model fitted on all the data "
-            "(Bates, Hastie & Tibshirani 2023)"
+            "(Bates, Hastie & Tibshirani 2024)"
         ),
         "bayle_cv": (
             "an asymptotically valid interval for the k-fold test error "

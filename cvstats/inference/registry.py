@@ -60,7 +60,7 @@ DESIGNS = MappingProxyType(
         "half": "a main block and conservative-Z half-splits",
         "replicate": "a main block and bootstrap replicates",
         "5x2": "Dietterich's 5x2 halves",
-        "nested": "nested cross-validation (Bates et al., 2023)",
+        "nested": "nested cross-validation (Bates et al., 2024)",
         "main": "a main block of J >= 2 splits, random or k-fold (resampled or repeated_kfold)",
     }
 )

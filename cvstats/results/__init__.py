@@ -9,7 +9,7 @@ Every result derives from :class:`~cvstats.results.base.Result`: its computed
 values are DataArrays (0-d for a scalar result), intervals lie on a
 ``ci_bound`` dim with coordinates ``["lower", "upper"]``, and ``to_frame``,
 ``to_markdown``, ``to_latex``, ``to_html``, ``summary``, ``str``, ``interval``
-and ``plot`` are implemented once, as are the notebook displays (a short ``repr``
+``plot`` and ``verdict`` are implemented once, as are the notebook displays (a short ``repr``
 and ``_repr_html_``, :class:`~cvstats.results.base.Display`).
 
 * :mod:`~cvstats.results.base` — the contract, :func:`as_dataarray`, :func:`bounds`,
@@ -21,7 +21,9 @@ and ``_repr_html_``, :class:`~cvstats.results.base.Display`).
 * :mod:`~cvstats.results.bayes` — :class:`BayesianResult`;
 * :mod:`~cvstats.results.ranks` — Friedman, Wilcoxon, pairwise and rank reports;
 * :mod:`~cvstats.results.conditional` — :class:`WinnerTable`;
-* :mod:`~cvstats.results.estimates` — :class:`EstimatesResult`, the fits across datasets.
+* :mod:`~cvstats.results.estimates` — :class:`EstimatesResult`, the fits across datasets;
+* :mod:`~cvstats.results.plan` — :class:`~cvstats.results.plan.PlanResult`, a planned experiment;
+* :mod:`~cvstats.results.verdict` — every result's answer in plain words (``verdict()``).
 """
 
 from __future__ import annotations
