@@ -339,10 +339,12 @@ def contrast_sentence(label: str, weights: str | None, ev: Evidence, q: Quantity
             return f"{said} ({'; '.join(p for p in (interval, short_title(ev.method)) if p)})."
     else:
         said = f"{readable_label(label, weights)}: {_num(d, decimals)}"
-    unit = " points" if q.points and pair is not None else ""
-    mu0 = f"{_num(q.scale(ev.mu0), decimals)}{unit}"
+    mu0 = _num(q.scale(ev.mu0), decimals)
+    if q.points and pair is not None:
+        mu0 += " point" if mu0 in ("1", "−1") else " points"
     verb = "evidence" if ev.significant else "no evidence"
-    return f"{said} ({details}): {verb} that it differs from {mu0}."
+    what = "the difference" if pair is not None else "it"
+    return f"{said} ({details}): {verb} that {what} differs from {mu0}."
 
 
 def _conclusion(ev: Evidence, q: Quantity, a: str, b: str) -> str:

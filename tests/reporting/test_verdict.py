@@ -326,3 +326,12 @@ def test_the_rho_of_repeated_kfold_is_worded_one_way():
     assert "not the\n    average correlation" in bayes_doc and "(R - 1)/(K R - 1)" in bayes_doc
     beyond = (ROOT / "docs" / "beyond.md").read_text(encoding="utf-8")
     assert "*assumed* correlation" in beyond and "$(R-1)/(KR-1)$" in beyond
+
+
+def test_a_null_other_than_zero_and_a_one_sided_test_are_worded():
+    d = designs.resampled(N, 40, J=10, seed=3)
+    cube = _cube(d, [0.0, 0.25], seed=3)
+    shifted = str(cvstats.compare("zero_one ~ model", cube, mu0=0.01).verdict())
+    assert "that the difference differs from 1 point." in shifted
+    one_sided = str(cvstats.compare("zero_one ~ model", cube, alternative="greater").verdict())
+    assert "95% lower bound" in one_sided and "95% CI" not in one_sided
