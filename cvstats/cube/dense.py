@@ -277,19 +277,13 @@ def _check_structure(cube: Any) -> None:
             f"with cube.attrs.pop({GREATER_IS_BETTER!r})."
         )
     core = (SPLIT, EXAMPLE, CONTRAST) if CONTRAST in cube.dims else CORE_DIMS
-    missing = [d for d in core if d not in cube.dims]
-    if missing:
-        raise CubeError(
-            f"the cube lacks the dim(s) {missing}; it has dims {list(cube.dims)} and needs "
-            f"(*extra, {', '.join(CORE_DIMS)}). Rename dims with cube.rename(...) or "
-            f"{FIX_BUILD[0].lower() + FIX_BUILD[1:]}"
-        )
-    if tuple(cube.dims[-3:]) != core:
-        order = [*(d for d in cube.dims if d not in core), *core]
-        raise CubeError(
-            f"the cube's dims are {list(cube.dims)} but must end with {list(core)}; "
-            f"fix with cube.transpose(*{order})."
-        )
+    check_core_dims(
+        cube,
+        core,
+        what="cube",
+        needs=f"(*extra, {', '.join(CORE_DIMS)})",
+        after_missing=f" or {FIX_BUILD[0].lower() + FIX_BUILD[1:]}",
+    )
     check_sizes(cube)
     check_dtype(cube.dtype)
     check_labels(cube, core)
@@ -465,6 +459,35 @@ def check_block_sizes(
                 f"block 'half' has n_train + n_test above floor(n/2) = {n // 2}; inner splits "
                 "must fit inside a half of the data."
             )
+
+
+def check_core_dims(
+    cube: xr.DataArray,
+    core: tuple[str, ...],
+    *,
+    what: str,
+    needs: str,
+    after_missing: str = "",
+    after_order: str = "",
+) -> None:
+    """Check that ``cube`` has the ``core`` dims, last and in order (dense and score forms).
+
+    The errors name the dims the cube has, what it ``needs``, and the fix
+    (``cube.rename`` / ``cube.transpose``), followed by ``after_missing`` or
+    ``after_order``.
+    """
+    missing = [d for d in core if d not in cube.dims]
+    if missing:
+        raise CubeError(
+            f"the {what} lacks the dim(s) {missing}; it has dims {list(cube.dims)} and needs "
+            f"{needs}. Rename dims with cube.rename(...){after_missing}"
+        )
+    if tuple(cube.dims[-len(core) :]) != core:
+        order = [*(d for d in cube.dims if d not in core), *core]
+        raise CubeError(
+            f"the {what}'s dims are {list(cube.dims)} but must end with {list(core)}; "
+            f"fix with cube.transpose(*{order}).{after_order}"
+        )
 
 
 def one_size_splits(block: np.ndarray, fold: np.ndarray) -> np.ndarray:

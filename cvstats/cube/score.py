@@ -62,6 +62,7 @@ from cvstats.cube.compact import (
 )
 from cvstats.cube.dense import (
     check_attrs,
+    check_core_dims,
     check_labels,
     check_name,
     check_sizes,
@@ -403,19 +404,14 @@ def _check_structure(cube: Any) -> str:
     check_name(cube, "metric", "roc_auc")
     unit = CONTRAST if CONTRAST in cube.dims else MODEL
     core = (SPLIT, unit)
-    missing = [d for d in core if d not in cube.dims]
-    if missing:
-        raise CubeError(
-            f"the score cube lacks the dim(s) {missing}; it has dims {list(cube.dims)} and needs "
-            f"(*extra, {SPLIT}, {MODEL}) (or {CONTRAST} last). Rename dims with "
-            f"cube.rename(...). {_READ_AS_SCORE}"
-        )
-    if tuple(cube.dims[-2:]) != core:
-        order = [*(d for d in cube.dims if d not in core), *core]
-        raise CubeError(
-            f"the score cube's dims are {list(cube.dims)} but must end with {list(core)}; fix "
-            f"with cube.transpose(*{order}). {_READ_AS_SCORE}"
-        )
+    check_core_dims(
+        cube,
+        core,
+        what="score cube",
+        needs=f"(*extra, {SPLIT}, {MODEL}) (or {CONTRAST} last)",
+        after_missing=f". {_READ_AS_SCORE}",
+        after_order=f" {_READ_AS_SCORE}",
+    )
     check_sizes(cube)
     _check_dtype(cube.dtype)
     check_labels(cube, core)

@@ -32,11 +32,12 @@ from cvstats.reporting.decision import (
     levels_method,
     table_recommendation,
     table_verdict,
+    table_weights,
     wrap_lines,
 )
 from cvstats.reporting.formatting import latex_escape
 from cvstats.results import FRAME_COLUMNS, InferenceResult
-from cvstats.results.verdict import Verdict, readable_label, weights_of
+from cvstats.results.verdict import Verdict, readable_label
 
 __all__ = ["METHODS", "TARGETS", "ComparisonTable", "compare", "applicable_methods"]
 
@@ -149,7 +150,7 @@ class ComparisonTable:
         frame = self.to_frame()
         dims = [c for c in frame.columns if c not in FRAME_COLUMNS and c != "note"]
         if CONTRAST in dims:
-            weights = {c: w for res in self.results.values() for c, w in _weights_of(res).items()}
+            weights = table_weights(self)
             frame[CONTRAST] = [
                 readable_label(str(c), weights.get(str(c))) for c in frame[CONTRAST]
             ]
@@ -308,11 +309,6 @@ class ComparisonTable:
 
 
 _GREEK = {"μ": r"$\mu$", "ρ": r"$\rho$", "σ": r"$\sigma$"}
-
-
-def _weights_of(res: Any) -> dict[str, str]:
-    estimate = getattr(res, "estimate", None)
-    return weights_of(estimate if estimate is not None else res.mean)
 
 
 def _format_numbers(frame: pd.DataFrame, precision: int) -> pd.DataFrame:

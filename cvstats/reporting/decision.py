@@ -19,7 +19,7 @@ The reporting layer (see ``docs/architecture.md``).
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -30,8 +30,8 @@ from cvstats.inference.recommend import Recommendation, recommend
 from cvstats.inference.registry import METHODS
 from cvstats.reporting.formatting import latex_escape
 from cvstats.results.verdict import (
-    Evidence,
     Verdict,
+    evidence_of,
     is_level,
     pvalue_text,
     quantity_of,
@@ -50,6 +50,7 @@ __all__ = [
     "levels_method",
     "table_recommendation",
     "table_verdict",
+    "table_weights",
     "wrap_lines",
 ]
 
@@ -66,12 +67,15 @@ def table_recommendation(table: ComparisonTable) -> Recommendation:
     return recommend(table.results, table.target, design_supports=table.supported)
 
 
-def _weights(table: ComparisonTable) -> dict[str, str]:
+def table_weights(table: ComparisonTable) -> dict[str, str]:
+    """Return each contrast label's ``weights`` string, over every result of the table.
+
+    (McNemar's result holds only the differences of two models.)
+    """
+    out: dict[str, str] = {}
     for res in table.results.values():
-        found = weights_of(getattr(res, "estimate", getattr(res, "mean", None)))
-        if found:
-            return found
-    return {}
+        out.update(weights_of(getattr(res, "estimate", getattr(res, "mean", None))))
+    return out
 
 
 def _marker(name: str, target: str) -> str:
@@ -94,7 +98,7 @@ def comparison_rows(table: ComparisonTable) -> tuple[pd.DataFrame, pd.DataFrame]
         (weights ``1*m``, e.g. the treatment coding's ``Intercept``).
     """
     frame = table.to_frame()
-    weights = _weights(table)
+    weights = table_weights(table)
     if CONTRAST not in frame.columns:
         return frame.assign(label=""), frame.iloc[:0].assign(label="")
     labels = frame[CONTRAST].astype(str)
@@ -279,17 +283,7 @@ def _significance(
         frame = res.to_frame()
         dims = [c for c in frame.columns if c not in res.frame_columns]
         for _, r in frame.iterrows():
-            ev = Evidence(
-                float(r["estimate"]),
-                float(r["ci_lower"]),
-                float(r["ci_upper"]),
-                float(r["pvalue"]),
-                name,
-                table.mu0,
-                table.alpha,
-                0,
-                res.target,
-            )
+            ev = evidence_of(res, r)
             out.setdefault(tuple(r[d] for d in dims), []).append(
                 (name, ev.significant, float(r["pvalue"]))
             )
@@ -315,7 +309,7 @@ def table_verdict(table: ComparisonTable) -> Verdict:
     res = table.results[rec.method]
     estimate = getattr(res, "estimate", None)
     q = quantity_of((estimate if estimate is not None else res.mean).attrs, res.loss)
-    weights = _weights(table)
+    weights = table_weights(table)
     frame = res.to_frame()
     dims = [c for c in frame.columns if c not in res.frame_columns]
     others = _significance(table, rec.method)
@@ -329,9 +323,9 @@ def table_verdict(table: ComparisonTable) -> Verdict:
         prefix = f"{', '.join(extra)}: " if extra else ""
         sentence = row_sentence(res, row, label, w, q)
         lines.append(prefix + sentence)
-        mine = _row_significant(res, row, table)
-        if mine is None:
+        if "p_rope" in row:
             continue
+        mine = evidence_of(res, row).significant
         differ = [
             (n, p) for n, sig, p in others.get(tuple(row[d] for d in dims), []) if sig != mine
         ]
@@ -351,22 +345,6 @@ def table_verdict(table: ComparisonTable) -> Verdict:
             "use 'loss ~ model' or cvstats.pairwise(cube) to compare them."
         )
     return Verdict("\n".join(lines))
-
-
-def _row_significant(res: Any, row: Mapping[str, Any], table: ComparisonTable) -> bool | None:
-    if "p_rope" in row:
-        return None
-    return Evidence(
-        float(row["estimate"]),
-        float(row["ci_lower"]),
-        float(row["ci_upper"]),
-        float(row["pvalue"]),
-        res.method,
-        table.mu0,
-        table.alpha,
-        0,
-        res.target,
-    ).significant
 
 
 def levels_method(names: Sequence[str], rec: str) -> str | None:

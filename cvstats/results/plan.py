@@ -43,24 +43,8 @@ PLAN_GRID_COLUMNS = (
     "political_ratio",
     "meets_target",
 )
-#: Columns of ``PlanResult.to_frame(table="plan")`` (one row per contrast), after its dims.
-PLAN_TABLE_COLUMNS = (
-    "J",
-    "n_fits",
-    "half_width",
-    "power",
-    "size",
-    "J_width",
-    "J_power",
-    "J_plan",
-    "half_width_limit",
-    "power_limit",
-    "rho",
-    "s2",
-    "sigma1",
-    "pilot_estimate",
-)
-# the plan table's columns read from the per-unit fields (the others are taken at J)
+# the plan table's columns read at the chosen J, and those read from the per-unit fields
+_AT_J = ("n_fits", "half_width", "power", "size")
 _PER_UNIT = (
     "J_width",
     "J_power",
@@ -72,7 +56,8 @@ _PER_UNIT = (
     "sigma1",
     "pilot_estimate",
 )
-_AT_J = ("n_fits", "half_width", "power", "size")
+#: Columns of ``PlanResult.to_frame(table="plan")`` (one row per contrast), after its dims.
+PLAN_TABLE_COLUMNS = ("J", *_AT_J, *_PER_UNIT)
 _TABLES = ("grid", "plan")
 
 

@@ -35,6 +35,7 @@ from cvstats.cube.schema import CONTRAST
 
 __all__ = [
     "Evidence",
+    "evidence_of",
     "Quantity",
     "Verdict",
     "parse_weights",
@@ -471,7 +472,12 @@ def row_sentence(
     """Return the sentence of one row of a result's frame."""
     if "p_rope" in row:
         return posterior_sentence(label, w, row, q, alpha=result.alpha, rope=result.rope)
-    ev = Evidence(
+    return contrast_sentence(label, w, evidence_of(result, row), q)
+
+
+def evidence_of(result: Any, row: Mapping[str, Any]) -> Evidence:
+    """Return the :class:`Evidence` of one row of a test result's frame."""
+    return Evidence(
         float(row["estimate"]),
         float(row["ci_lower"]),
         float(row["ci_upper"]),
@@ -482,7 +488,6 @@ def row_sentence(
         int(result.n1),
         str(result.target),
     )
-    return contrast_sentence(label, w, ev, q)
 
 
 # --- results across datasets -----------------------------------------------------------

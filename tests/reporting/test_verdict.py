@@ -335,3 +335,54 @@ def test_a_null_other_than_zero_and_a_one_sided_test_are_worded():
     assert "that the difference differs from 1 point." in shifted
     one_sided = str(cvstats.compare("zero_one ~ model", cube, alternative="greater").verdict())
     assert "95% lower bound" in one_sided and "95% CI" not in one_sided
+
+
+# --- verdicts across datasets, against their numbers computed here --------------------
+
+
+def test_rank_verdicts_against_scipy():
+    import pandas as pd
+
+    rng = np.random.default_rng(4)
+    errors = pd.DataFrame(
+        rng.random((12, 3)) * 0.05 + np.array([0.10, 0.20, 0.11]),
+        columns=["a", "b", "c"],
+        index=pd.Index([f"d{i}" for i in range(12)], name="dataset"),
+    )
+    friedman = cvstats.friedman_test(errors)
+    ranks = errors.rank(axis=1).mean()  # lower error, rank 1
+    k, n = 3, len(errors)
+    chi2 = 12 * n / (k * (k + 1)) * ((ranks**2).sum() - k * (k + 1) ** 2 / 4)
+    ff = (n - 1) * chi2 / (n * (k - 1) - chi2)
+    p_id = stats.f.sf(ff, k - 1, (k - 1) * (n - 1))
+    cd = stats.studentized_range.ppf(0.95, k, np.inf) / np.sqrt(2) * np.sqrt(k * (k + 1) / (6 * n))
+    text = str(friedman.verdict())
+    assert pvalue_text(p_id, 0.05) in text and ("differ" in text) == (p_id < 0.05)
+    pairs = [
+        f"{x} < {y}"
+        for x in ranks.sort_values().index
+        for y in ranks.index
+        if ranks[y] - ranks[x] > cd
+    ]
+    assert all(p in text for p in pairs) and pairs  # b is worse than a and c here
+    w = cvstats.wilcoxon_test(errors, "a", "b")
+    p_w = stats.wilcoxon(errors["a"] - errors["b"]).pvalue
+    assert f"Wilcoxon signed-rank, {pvalue_text(p_w, 0.05)}" in str(w.verdict())
+    assert "evidence that a is better" in str(w.verdict())
+
+
+@pytest.mark.parametrize(("rho", "word"), [(0.0, "below ρ0"), (0.5, "above ρ0")])
+def test_fit_rho_verdict_says_where_rho_lies(rho, word):
+    """Gaussian equicorrelated split means with a known ρ (Lemma 2) on many datasets."""
+    d = designs.resampled(N, 20, J=15, seed=0)
+    rng = np.random.default_rng(1)
+    n_sets, J = 400, d.sizes["split"]
+    common = rng.standard_normal((n_sets, 1, 1, 1)) * np.sqrt(rho)
+    own = rng.standard_normal((n_sets, J, 1, 1)) * np.sqrt(1 - rho)
+    losses = 0.01 * rng.standard_normal((n_sets, J, N, 2)) + common + own
+    cube = cvstats.from_arrays(losses, design=d, models=["a", "b"], extra_dims=["dataset"])
+    fit = cvstats.fit_rho(cube)
+    text = str(fit.verdict())
+    assert text.count(word) == 2, text
+    low = float(fit.to_frame().query("quantity == 'rho'")["ci_lower"].iloc[0])
+    assert (low > 0.1) == (word == "above ρ0")
