@@ -47,7 +47,13 @@ def discover(pattern: str | None = None) -> Iterator[Path]:
 
 
 def load(path: Path) -> ModuleType:
-    """Import a benchmark module from its file (``benchmarks`` need not be importable)."""
+    """Import a benchmark module from its file (``benchmarks`` need not be importable).
+
+    Its folder goes on ``sys.path`` first, as when the file runs as a script, so that
+    a benchmark imports the shared helpers the same way both ways (``from _shared import``).
+    """
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
     name = f"_cvstats_benchmarks_{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:

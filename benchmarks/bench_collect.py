@@ -13,11 +13,10 @@ Run as ``python benchmarks/bench_collect.py [--repeats R] [--splits J]``.
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from _shared import best_of, summary_row
 from sklearn.datasets import load_breast_cancer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import cross_validate
@@ -41,15 +40,6 @@ def _learners() -> dict[str, Any]:
     }
 
 
-def _best_of(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
-    best, out = np.inf, None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
 def run(repeats: int = 7, n_splits: int = 50) -> dict[str, Any]:
     """Time both and return ``{"name", "baseline_s", "candidate_s", "ratio", ...}``."""
     X, y = load_breast_cancer(return_X_y=True)
@@ -71,9 +61,9 @@ def run(repeats: int = 7, n_splits: int = 50) -> dict[str, Any]:
     # interleave the repeats so that drifts of machine load hit both alike
     base_times, cand_times = [], []
     for _ in range(repeats):
-        t, scores = _best_of(baseline, 1)
+        t, scores = best_of(baseline)
         base_times.append(t)
-        t, cube = _best_of(candidate, 1)
+        t, cube = best_of(candidate)
         cand_times.append(t)
 
     # sanity: the same fits give the same accuracy on every split
@@ -81,18 +71,16 @@ def run(repeats: int = 7, n_splits: int = 50) -> dict[str, Any]:
     for m, name in enumerate(learners):
         np.testing.assert_allclose(accuracy[m], scores[name], rtol=0, atol=1e-12)
 
-    baseline_s, candidate_s = min(base_times), min(cand_times)
-    return {
-        "name": "collect_vs_cross_validate",
-        "baseline": "sklearn.model_selection.cross_validate",
-        "candidate": "cvstats.collect",
-        "case": f"breast_cancer, 2 classifiers, {n_splits} splits, n_jobs=1",
-        "baseline_s": baseline_s,
-        "candidate_s": candidate_s,
-        "ratio": candidate_s / baseline_s,
-        "target_ratio": TARGET_RATIO,
-        "repeats": repeats,
-    }
+    return summary_row(
+        "collect_vs_cross_validate",
+        "sklearn.model_selection.cross_validate",
+        "cvstats.collect",
+        min(base_times),
+        min(cand_times),
+        case=f"breast_cancer, 2 classifiers, {n_splits} splits, n_jobs=1",
+        target_ratio=TARGET_RATIO,
+        repeats=repeats,
+    )
 
 
 def main() -> None:

@@ -2,7 +2,7 @@
 
 Issue 16, point 1. Every method reads each value of the cube at least once,
 so one pass over the array is the physical floor. This benchmark builds the
-cube of ``bench_vectorized.py`` (``n_datasets`` datasets, the 550 splits of
+cube of ``bench_vectorized.py`` (``_shared.nb_cube``: ``n_datasets`` datasets, the 550 splits of
 ``cvstats.designs.nadeau_bengio(200, n_test=20, J=15, M=10, R=15)``, 200
 examples, 2 models, float64, uniform random losses, NaN off the test sets,
 in memory) and reports, for each candidate, the ratio of its time to the
@@ -67,9 +67,9 @@ import bottleneck as bn
 import numpy as np
 import pandas as pd
 import xarray as xr
+from _shared import nb_cube, nb_sizes, summary_row
 
 import cvstats
-from cvstats import designs
 from cvstats.cube.compact import lazy_chunks
 from cvstats.inference.registry import METHODS, applicable_methods
 
@@ -98,29 +98,6 @@ QUICK: dict[str, Any] = {
 }
 #: keyword arguments of ``run`` for ``python -m benchmarks --large``: the 5x larger cube
 LARGE: dict[str, Any] = {"n_datasets": 250, "repeats": 3, "lazy_repeats": 2}
-
-
-def make_cube(
-    n_datasets: int,
-    *,
-    n: int = 200,
-    n_test: int = 20,
-    J: int = 15,
-    M: int = 10,
-    R: int = 15,
-    n_models: int = 2,
-    seed: int = 0,
-) -> xr.DataArray:
-    """The cube of ``bench_vectorized.make_cube`` (shared splits): ``(dataset, split, example,
-    model)``, uniform losses in ``[0.3 + 0.05 k, 0.9 + 0.05 k]`` for model ``k``."""
-    design = designs.nadeau_bengio(n, n_test=n_test, J=J, M=M, R=R, seed=seed)
-    rng = np.random.default_rng(seed)
-    shift = 0.05 * np.arange(n_models)
-    losses = rng.random((n_datasets, design.sizes["split"], n, n_models)) * 0.6 + shift
-    models = [f"model{k}" for k in range(n_models)]
-    return cvstats.from_arrays(
-        losses, design=design, extra_dims=["dataset"], models=models, name="loss"
-    )
 
 
 def one_pass(array: xr.DataArray) -> Callable[[], Any]:
@@ -229,8 +206,8 @@ def record_reference(frame: pd.DataFrame, n_datasets: int, key: str) -> None:
     except (OSError, subprocess.CalledProcessError):
         commit, modified = "unknown", ["unknown"]
     data["about"] = (
-        "compare(pairwise(cube)) of bench_floor.make_cube, about ten datasets per case; "
-        "written by `python benchmarks/bench_floor.py --record`"
+        "compare(pairwise(cube)) of the benchmark cube (_shared.nb_cube), about ten datasets "
+        "per case; written by `python benchmarks/bench_floor.py --record`"
     )
     data["cases"][key] = {
         "commit": commit,
@@ -264,44 +241,41 @@ def _row(
     case: str,
     values: int,
 ) -> dict[str, Any]:
-    return {
-        "name": f"floor_{name}",
-        "baseline": floor,
-        "candidate": candidate,
-        "baseline_s": floor_s,
-        "candidate_s": cand_s,
-        "ratio": cand_s / floor_s,
-        "target_ratio": target,
-        "case": case,
-        "values": values,
-        "floor_values_per_s": values / floor_s,
-    }
+    return summary_row(
+        f"floor_{name}",
+        floor,
+        candidate,
+        floor_s,
+        cand_s,
+        target_ratio=target,
+        case=case,
+        values=values,
+        floor_values_per_s=values / floor_s,
+    )
 
 
 def run(
     n_datasets: int = 50,
     *,
-    n: int = 200,
-    n_test: int = 20,
-    J: int = 15,
-    M: int = 10,
-    R: int = 15,
-    n_models: int = 2,
-    seed: int = 0,
     repeats: int = 5,
     lazy: bool = True,
     lazy_repeats: int = 3,
     record: bool = False,
+    **sizes: int,
 ) -> list[dict[str, Any]]:
-    """Time validate, pairwise, every method and compare against one pass; one row each."""
-    sizes = {"n_datasets": n_datasets, "n": n, "n_test": n_test, "J": J, "M": M, "R": R}
-    key = case_key(**sizes, n_models=n_models, seed=seed)
-    cube = make_cube(n_datasets, n=n, n_test=n_test, J=J, M=M, R=R, n_models=n_models, seed=seed)
+    """Time validate, pairwise, every method and compare against one pass; one row each.
+
+    ``sizes``: the cube's sizes, names of ``_shared.NB_SIZES`` (its defaults where not given).
+    """
+    sizes = nb_sizes(**sizes)
+    key = case_key(n_datasets=n_datasets, **sizes)
+    cube = nb_cube(n_datasets, **sizes)
     contrast = cvstats.pairwise(cube)
     nv_cube, nv_contrast = int(cube.size), int(contrast.size)
     case = (
-        f"{n_datasets} datasets x {cube.sizes['split']} splits of nadeau_bengio({n}, "
-        f"n_test={n_test}, J={J}, M={M}, R={R}) x {n} examples x {n_models} models, float64 "
+        f"{n_datasets} datasets x {cube.sizes['split']} splits of nadeau_bengio({sizes['n']}, "
+        f"n_test={sizes['n_test']}, J={sizes['J']}, M={sizes['M']}, R={sizes['R']}) x "
+        f"{sizes['n']} examples x {sizes['n_models']} models, float64 "
         f"({nv_cube / 1e6:.3g}M values, {cube.nbytes / 1e6:.0f} MB); contrast cube "
         f"{nv_contrast / 1e6:.3g}M values"
     )
@@ -343,6 +317,30 @@ def run(
         alone[name] = timed(
             name, label, lambda s=spec: s.func(contrast, **s.fixed), "contrast", METHOD_TARGET
         )
+    # informative rows: a contrast cube the user copied (writable, so validated on every call,
+    # not remembered: cvstats.cube.known) and the formula route (one validation, no re-read)
+    user_contrast = contrast.copy(deep=True)
+    timed(
+        "validate_contrast_copy",
+        "cvstats.validate(contrast.copy(deep=True)): a writable cube, read every call",
+        lambda: cvstats.validate(user_contrast),
+        "contrast",
+        None,
+    )
+    timed(
+        "corrected_resampled_t_copy",
+        "cvstats.corrected_resampled_t(contrast.copy(deep=True)): validated every call",
+        lambda: cvstats.corrected_resampled_t(user_contrast),
+        "contrast",
+        None,
+    )
+    timed(
+        "compare_formula",
+        f"cvstats.compare('{cube.name} ~ model', cube), every applicable method",
+        lambda: cvstats.compare(f"{cube.name} ~ model", cube),
+        "cube",
+        None,
+    )
     table = timed(
         "compare",
         "cvstats.compare(cvstats.pairwise(cube)), every applicable method",
@@ -408,7 +406,7 @@ def _lazy_row(cube: xr.DataArray, want: pd.DataFrame, repeats: int, case: str) -
 
 def profile(n_datasets: int = 50, top: int = 30, **sizes: Any) -> str:
     """cProfile of ``compare(pairwise(cube))`` on the benchmark cube: the top cumulative lines."""
-    cube = make_cube(n_datasets, **sizes)
+    cube = nb_cube(n_datasets, **sizes)
     cvstats.compare(cvstats.pairwise(cube))  # warm-up (imports, caches)
     prof = cProfile.Profile()
     prof.enable()

@@ -18,11 +18,10 @@ Target: >= 10x faster (ratio <= 0.1). Run as
 
 from __future__ import annotations
 
-import argparse
-import time
 from typing import Any
 
 import numpy as np
+from _shared import best_of, print_rows_main, summary_row
 from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
 
@@ -30,15 +29,6 @@ from cvstats.studies.learners import GaussianNaiveBayes, NearestNeighbours, Skle
 from cvstats.studies.population import letter_population, stratified_folds
 
 QUICK: dict[str, Any] = {"repetitions": 3, "repeats": 1}
-
-
-def _best(func: Any, repeats: int) -> tuple[float, Any]:
-    best, value = np.inf, None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        value = func()
-        best = min(best, time.perf_counter() - t0)
-    return best, value
 
 
 def run(repetitions: int = 30, repeats: int = 3) -> list[dict[str, Any]]:
@@ -56,33 +46,27 @@ def run(repetitions: int = 30, repeats: int = 3) -> list[dict[str, Any]]:
     ):
         # baseline: the same estimator fitted fold by fold (clone per fit)
         base = SklearnLearner(name, estimator)
-        base_s, base = _best(
+        base_s, base = best_of(
             lambda b=base: b.oof_predict(X, y, folds, 26, np.random.default_rng(0)),
             max(1, repeats - 2),
         )
-        cand_s, cand = _best(
+        cand_s, cand = best_of(
             lambda ours=ours: ours.oof_predict(X, y, folds, 26, np.random.default_rng(0)), repeats
         )
         np.testing.assert_array_equal(cand, base)
         rows.append(
-            {
-                "name": f"population: {name}, 10-fold x {repetitions}, N = 300 (letter)",
-                "baseline": "scikit-learn fold by fold",
-                "candidate": "batched over folds and repetitions",
-                "baseline_s": base_s,
-                "candidate_s": cand_s,
-                "ratio": cand_s / base_s,
-                "target_ratio": 0.1,
-                "case": "same folds, equal out-of-fold predictions",
-            }
+            summary_row(
+                f"population: {name}, 10-fold x {repetitions}, N = 300 (letter)",
+                "scikit-learn fold by fold",
+                "batched over folds and repetitions",
+                base_s,
+                cand_s,
+                target_ratio=0.1,
+                case="same folds, equal out-of-fold predictions",
+            )
         )
     return rows
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repetitions", type=int, default=30)
-    parser.add_argument("--repeats", type=int, default=3)
-    a = parser.parse_args()
-    for row in run(a.repetitions, a.repeats):
-        print(row)
+    print_rows_main(__doc__, run)

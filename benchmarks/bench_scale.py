@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
+from _shared import best_of, summary_row
 
 import cvstats
 from cvstats import designs
@@ -69,15 +70,6 @@ def make_cube(
     )
 
 
-def _best(func: Any, repeats: int) -> tuple[float, Any]:
-    best, out = np.inf, None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = func()
-        best = min(best, time.perf_counter() - t)
-    return best, out
-
-
 def run(
     n: int = 1000, n_datasets: int = 10, J: int = 15, M: int = 10, R: int = 15, repeats: int = 3
 ) -> list[dict[str, Any]]:
@@ -93,33 +85,32 @@ def run(
             method = getattr(cvstats, name)
             base_s = cand_s = np.inf
             for _ in range(repeats):  # interleaved, best of `repeats`
-                t, want = _best(lambda m=method, c=cube: m(c), 1)
+                t, want = best_of(lambda m=method, c=cube: m(c))
                 base_s = min(base_s, t)
-                t, got = _best(lambda m=method, c=cc: m(c), 1)
+                t, got = best_of(lambda m=method, c=cc: m(c))
                 cand_s = min(cand_s, t)
             for field in FIELDS:
                 np.testing.assert_allclose(
                     np.asarray(getattr(got, field)), np.asarray(getattr(want, field)), rtol=1e-12
                 )
             rows.append(
-                {
-                    "name": f"compact_{name}_{'with' if five_by_two else 'no'}_5x2",
-                    "baseline": f"cvstats.{name}(dense cube)",
-                    "candidate": f"cvstats.{name}(compact cube)",
-                    "baseline_s": base_s,
-                    "candidate_s": cand_s,
-                    "ratio": cand_s / base_s,
-                    "dense_bytes": dense_bytes,
-                    "compact_bytes": compact_bytes,
-                    "memory_ratio": compact_bytes / dense_bytes,
-                    "case": (
+                summary_row(
+                    f"compact_{name}_{'with' if five_by_two else 'no'}_5x2",
+                    f"cvstats.{name}(dense cube)",
+                    f"cvstats.{name}(compact cube)",
+                    base_s,
+                    cand_s,
+                    dense_bytes=dense_bytes,
+                    compact_bytes=compact_bytes,
+                    memory_ratio=compact_bytes / dense_bytes,
+                    case=(
                         f"nadeau_bengio n={n}, n2={n // 10}, J={J}, M={M}, R={R} ({label}), "
                         f"{n_datasets} datasets x {cube.sizes['split']} splits x 2 models, "
                         f"float64; slot dim {cc.sizes['slot']}; dense {dense_bytes / 1e6:.1f} MB, "
                         f"compact {compact_bytes / 1e6:.1f} MB "
                         f"({dense_bytes / compact_bytes:.1f}x smaller)"
                     ),
-                }
+                )
             )
     rows += _dask_rows(n, n_datasets, J=J, M=M, R=R, repeats=repeats)
     return rows
@@ -145,26 +136,25 @@ def _dask_rows(
                 res = m(cvstats.open_cube(path, chunks=chunks))
                 return {f: np.asarray(getattr(res, f)) for f in FIELDS}  # computes
 
-            base_s, want = _best(eager, repeats)
-            cand_s, got = _best(lazy, repeats)
+            base_s, want = best_of(eager, repeats)
+            cand_s, got = best_of(lazy, repeats)
             for field in FIELDS:
                 np.testing.assert_allclose(
                     got[field], np.asarray(getattr(want, field)), rtol=1e-12
                 )
             rows.append(
-                {
-                    "name": f"dask_{name}",
-                    "baseline": f"cvstats.{name}(open_cube(path)) (numpy, in memory)",
-                    "candidate": f"cvstats.{name}(open_cube(path, chunks={chunks})) computed",
-                    "baseline_s": base_s,
-                    "candidate_s": cand_s,
-                    "ratio": cand_s / base_s,
-                    "case": (
+                summary_row(
+                    f"dask_{name}",
+                    f"cvstats.{name}(open_cube(path)) (numpy, in memory)",
+                    f"cvstats.{name}(open_cube(path, chunks={chunks})) computed",
+                    base_s,
+                    cand_s,
+                    case=(
                         f"zarr cube, nadeau_bengio n={n}, {n_datasets} datasets x "
                         f"{cube.sizes['split']} splits x 2 models ({cube.nbytes / 1e6:.0f} MB); "
                         "open + validate + method on both sides"
                     ),
-                }
+                )
             )
     return rows
 

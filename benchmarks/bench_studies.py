@@ -20,12 +20,12 @@ Run as ``python benchmarks/bench_studies.py [--datasets N] [--n-jobs J]``.
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
 from typing import Any
 
 import numpy as np
+from _shared import best_of, print_rows_main, summary_row
 from sklearn.dummy import DummyRegressor
 from sklearn.linear_model import LinearRegression
 
@@ -78,32 +78,22 @@ def _batched(data: np.ndarray, test: np.ndarray, n_pool: int) -> np.ndarray:
     )[0]
 
 
-def _best(func: Any, repeats: int) -> tuple[float, Any]:
-    best, value = np.inf, None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        value = func()
-        best = min(best, time.perf_counter() - t0)
-    return best, value
-
-
 def run(datasets: int = 1000, n_jobs: int = 2, repeats: int = 3) -> list[dict[str, Any]]:
     """Both benchmark rows (module docstring)."""
     data, test, train, n = _splits()
-    base_s, base = _best(lambda: _sklearn(data, test, train), max(1, repeats - 2))
-    cand_s, cand = _best(lambda: _batched(data, test, n), repeats)
+    base_s, base = best_of(lambda: _sklearn(data, test, train), max(1, repeats - 2))
+    cand_s, cand = best_of(lambda: _batched(data, test, n), repeats)
     np.testing.assert_allclose(cand, base, rtol=1e-8)
     rows = [
-        {
-            "name": "studies: problem-A learners, 240 splits, n = 2000",
-            "baseline": "sklearn DummyRegressor + LinearRegression split by split",
-            "candidate": "batched closed forms from sufficient statistics",
-            "baseline_s": base_s,
-            "candidate_s": cand_s,
-            "ratio": cand_s / base_s,
-            "target_ratio": 0.02,
-            "case": "same splits, same mean losses (rtol 1e-8)",
-        }
+        summary_row(
+            "studies: problem-A learners, 240 splits, n = 2000",
+            "sklearn DummyRegressor + LinearRegression split by split",
+            "batched closed forms from sufficient statistics",
+            base_s,
+            cand_s,
+            target_ratio=0.02,
+            case="same splits, same mean losses (rtol 1e-8)",
+        )
     ]
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
@@ -113,25 +103,18 @@ def run(datasets: int = 1000, n_jobs: int = 2, repeats: int = 3) -> list[dict[st
             st.rejection_rates(res, st.mu0_grid(ds, res), alpha=0.1)
         study_s = time.perf_counter() - t0
     rows.append(
-        {
-            "name": f"studies: regression study, 4 sims x {datasets} datasets",
-            "baseline": f"target {STUDY_TARGET_S:.0f} s",
-            "candidate": f"run_regression + method_results + rejection_rates, n_jobs={n_jobs}",
-            "baseline_s": STUDY_TARGET_S,
-            "candidate_s": study_s,
-            "ratio": study_s / STUDY_TARGET_S,
-            "target_ratio": 1.0 if datasets >= 1000 else None,
-            "case": "J = 15, M = 10, R = 15; every method of docs/theory.md §4",
-        }
+        summary_row(
+            f"studies: regression study, 4 sims x {datasets} datasets",
+            f"target {STUDY_TARGET_S:.0f} s",
+            f"run_regression + method_results + rejection_rates, n_jobs={n_jobs}",
+            STUDY_TARGET_S,
+            study_s,
+            target_ratio=1.0 if datasets >= 1000 else None,
+            case="J = 15, M = 10, R = 15; every method of docs/theory.md §4",
+        )
     )
     return rows
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", type=int, default=1000)
-    parser.add_argument("--n-jobs", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=3)
-    a = parser.parse_args()
-    for row in run(a.datasets, a.n_jobs, a.repeats):
-        print(row)
+    print_rows_main(__doc__, run)

@@ -35,15 +35,14 @@ Run as ``python benchmarks/bench_vectorized.py [--datasets D] [--quick] ...``.
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import xarray as xr
+from _shared import best_of, nb_cube, nb_sizes, summary_row
 
 import cvstats
-from cvstats import designs
 
 TARGET_RATIO = 0.05  # vectorized / loop, i.e. a speed-up of at least 20x
 METHODS = ("corrected_resampled_t", "conservative_z", "dietterich_5x2cv")
@@ -56,51 +55,6 @@ QUICK: dict[str, Any] = {
     "loop_datasets": 10,
     "repeats": 2,
 }
-
-
-def make_cube(
-    n_datasets: int,
-    *,
-    n: int = 200,
-    n_test: int = 20,
-    J: int = 15,
-    M: int = 10,
-    R: int = 15,
-    n_models: int = 2,
-    own_designs: bool = False,
-    seed: int = 0,
-) -> xr.DataArray:
-    """Build a validated cube ``(dataset, split, example, model)`` of random losses."""
-    design = designs.nadeau_bengio(n, n_test=n_test, J=J, M=M, R=R, seed=seed)
-    S = design.sizes["split"]
-    rng = np.random.default_rng(seed)
-    # model k has mean loss 0.3 + 0.05 k, so contrasts are not all null
-    shift = 0.05 * np.arange(n_models)
-    losses = rng.random((n_datasets, S, n, n_models)) * 0.6 + shift
-    models = [f"model{k}" for k in range(n_models)]
-    if not own_designs:
-        return cvstats.from_arrays(
-            losses, design=design, extra_dims=["dataset"], models=models, name="loss"
-        )
-    own = [
-        designs.nadeau_bengio(n, n_test=n_test, J=J, M=M, R=R, seed=seed + 1 + k)
-        for k in range(n_datasets)
-    ]
-    test = np.stack([d["test"].values for d in own])
-    train = np.stack([d["train"].values for d in own])
-    # the split coordinates are the same in every draw; the masks differ
-    cube = cvstats.from_arrays(
-        losses, test, design=design, extra_dims=["dataset"], models=models, name="loss"
-    )
-    cube = cube.assign_coords(in_train=(("dataset", "split", "example"), train))
-    cvstats.validate(cube)
-    return cube
-
-
-def _time(fn: Callable[[], Any]) -> tuple[float, Any]:
-    t0 = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t0, out
 
 
 def _check_same(vectorized: Any, looped: Sequence[Any], method: str) -> None:
@@ -117,38 +71,24 @@ def _check_same(vectorized: Any, looped: Sequence[Any], method: str) -> None:
 def run(
     n_datasets: int = 1000,
     *,
-    n: int = 200,
-    n_test: int = 20,
-    J: int = 15,
-    M: int = 10,
-    R: int = 15,
-    n_models: int = 2,
     loop_datasets: int = 100,
     repeats: int = 3,
     methods: Sequence[str] = METHODS,
     own_designs: bool = False,
-    seed: int = 0,
+    **sizes: int,
 ) -> list[dict[str, Any]]:
-    """Time every method and ``validate``; one dict per row (``name``, ``ratio``, ...)."""
-    t_build, cube = _time(
-        lambda: make_cube(
-            n_datasets,
-            n=n,
-            n_test=n_test,
-            J=J,
-            M=M,
-            R=R,
-            n_models=n_models,
-            own_designs=own_designs,
-            seed=seed,
-        )
-    )
+    """Time every method and ``validate``; one dict per row (``name``, ``ratio``, ...).
+
+    ``sizes``: the cube's sizes, names of ``_shared.NB_SIZES`` (its defaults where not given).
+    """
+    sizes = nb_sizes(**sizes)
+    t_build, cube = best_of(lambda: nb_cube(n_datasets, own_designs=own_designs, **sizes))
     k_loop = min(loop_datasets, n_datasets)
     scale = n_datasets / k_loop
     subsets = [cube.isel(dataset=k) for k in range(k_loop)]
     case = (
-        f"{n_datasets} datasets x {cube.sizes['split']} splits x {n} examples x "
-        f"{n_models} models ({cube.nbytes / 1e6:.0f} MB), "
+        f"{n_datasets} datasets x {cube.sizes['split']} splits x {sizes['n']} examples x "
+        f"{sizes['n_models']} models ({cube.nbytes / 1e6:.0f} MB), "
         f"{'own' if own_designs else 'shared'} splits; "
         f"loop timed on {k_loop} datasets, scaled x{scale:g}"
     )
@@ -163,28 +103,27 @@ def run(
     for label, fn, target in targets:
         base_times, cand_times = [], []
         for _ in range(repeats):
-            t, looped = _time(lambda fn=fn: [fn(sub) for sub in subsets])
+            t, looped = best_of(lambda fn=fn: [fn(sub) for sub in subsets])
             base_times.append(t * scale)
-            t, vectorized = _time(lambda fn=fn: fn(cube))
+            t, vectorized = best_of(lambda fn=fn: fn(cube))
             cand_times.append(t)
         if label != "validate":
             _check_same(vectorized, looped, label)
         baseline_s, candidate_s = min(base_times), min(cand_times)
         rows.append(
-            {
-                "name": f"vectorized_{label}",
-                "baseline": f"loop: cvstats.{label}(cube.isel(dataset=k))",
-                "candidate": f"cvstats.{label}(cube)",
-                "case": case,
-                "baseline_s": baseline_s,
-                "candidate_s": candidate_s,
-                "ratio": candidate_s / baseline_s,
-                "target_ratio": target,
-                "repeats": repeats,
-                "loop_per_dataset_ms": 1e3 * baseline_s / n_datasets,
-                "vectorized_per_dataset_ms": 1e3 * candidate_s / n_datasets,
-                "build_s": t_build,
-            }
+            summary_row(
+                f"vectorized_{label}",
+                f"loop: cvstats.{label}(cube.isel(dataset=k))",
+                f"cvstats.{label}(cube)",
+                baseline_s,
+                candidate_s,
+                case=case,
+                target_ratio=target,
+                repeats=repeats,
+                loop_per_dataset_ms=1e3 * baseline_s / n_datasets,
+                vectorized_per_dataset_ms=1e3 * candidate_s / n_datasets,
+                build_s=t_build,
+            )
         )
     return rows
 

@@ -5,9 +5,12 @@ split means' sample variance ``S²`` estimates ``E[S²] = σ1 (1 - ρ)`` (Lemma 
 docs/theory.md §2), and with ``ρ`` (the test's own ``ρ0``, ``rho=``, or
 :func:`~cvstats.across.rho.fit_rho` across the pilot's datasets) Lemma 1 and
 Lemma 2 give, for every number of splits ``J``, the expected half-width of the
-corrected resampled t's interval, the power of its test to detect a given
-difference and the fits it costs. :func:`plan` returns them with the smallest
-``J`` meeting a target width and/or power within a budget of fits, as a
+test's interval, the power of its test to detect a given difference and the
+fits it costs: for the corrected resampled t and the corrected repeated k-fold
+t, for the (corrected) bootstrap with ``R`` replicates and, from a pilot with a
+``"half"`` block, for the conservative Z with ``M`` half-splits (Nadeau & Bengio,
+2000, eq. (8); 2003). :func:`plan` returns them with the smallest ``J`` meeting a
+target width and/or power within a budget of fits, as a
 :class:`~cvstats.results.plan.PlanResult`.
 """
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -23,7 +27,6 @@ from scipy import special, stats
 
 from cvstats.across.rho import fit_rho
 from cvstats.cube import is_score, unit_dim, validate
-from cvstats.cube.apply import apply_kernel
 from cvstats.cube.checks import validate_alpha
 from cvstats.cube.compact import SLOT
 from cvstats.cube.formula import pairwise
@@ -31,8 +34,11 @@ from cvstats.cube.schema import EXAMPLE, MODEL, SPLIT
 from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, DesignError
 from cvstats.inference.blocks import (
     J_DIM,
+    M_DIM,
+    SIDE_DIM,
     block_positions,
     block_sizes,
+    half_means,
     kfold_layout,
     main_means,
     split_means,
@@ -41,16 +47,25 @@ from cvstats.inference.common import check_not_time_ordered
 from cvstats.results.base import BOUNDS, CI_BOUND
 from cvstats.results.plan import PlanResult
 
-__all__ = ["plan", "PLANNED_METHODS", "DEFAULT_J", "SEARCH_LIMIT"]
+__all__ = ["plan", "PLANNED_METHODS", "DEFAULT_J", "DEFAULT_M", "DEFAULT_R", "SEARCH_LIMIT"]
 
 #: The tests :func:`plan` plans for, and the title of their plans.
 PLANNED_METHODS = {
     "corrected_resampled_t": "Plan for the corrected resampled t",
     "corrected_repeated_kfold_t": "Plan for the corrected repeated k-fold t",
+    "conservative_z": "Plan for the conservative Z",
+    "corrected_bootstrap_t": "Plan for the corrected bootstrap",
+    "bootstrap_t": "Plan for the bootstrap (resampling replicates)",
 }
 #: The design reported when no ``J`` is asked and no target is met (Nadeau & Bengio, 2000, §4:
 #: beyond 15 splits the power of the corrected resampled t grew little in their simulations).
 DEFAULT_J = 15
+#: Half-splits of a conservative Z plan when ``M`` is not given (Nadeau & Bengio, 2000, §4).
+DEFAULT_M = 10
+#: Replicates of a bootstrap plan when ``R`` is not given: the ``R = 15`` of the bootstrap
+#: (resampling replicates, docs/theory.md §4, method 5) in the simulation study of Nadeau &
+#: Bengio (2003), whose settings docs/theory.md §6 lists ("Settings studied").
+DEFAULT_R = 15
 #: Most splits searched for the smallest design meeting a target, without a budget.
 SEARCH_LIMIT = 10_000
 # the extra dim of independent datasets (as for fit_rho)
@@ -58,38 +73,67 @@ _DATASET = "dataset"
 # the default grid: J = 2..50 (random splits), or K, 2K, ... up to 50 folds (10 repeats at least)
 _GRID_MAX = 50
 _NAME = "plan"
+# points of ρ̂'s interval, evenly spaced in k = ρ/(1 - ρ), at which the power band is
+# evaluated besides ρ̂ (the power is not monotone in ρ and can dip inside the interval)
+_RHO_POINTS = 7
+# the upper end of ρ̂'s interval is clipped below 1 (ρ = 1: no number of splits helps)
+_RHO_MAX = 0.999
+_BOOTSTRAPS = ("corrected_bootstrap_t", "bootstrap_t")
 
 
 def _curves(
-    J: np.ndarray,
-    s2: np.ndarray,
-    k: np.ndarray,
+    v_true: np.ndarray,
+    v_est: np.ndarray,
+    nu: np.ndarray,
+    crit: np.ndarray,
     *,
-    c: float,
-    alpha: float,
     effect: float | None,
 ) -> tuple[np.ndarray, ...]:
-    """Return the plan's numbers for ``J`` splits (docs/theory.md §10), elementwise.
+    """Return a design's numbers from its two variances (docs/theory.md §10), elementwise.
 
-    ``s2 = E[S²] = σ1 (1 - ρ)``, ``k = ρ/(1 - ρ)`` (the true one), ``c`` the
-    test's ``ρ0/(1 - ρ0)`` (``n2/n1``, or ``1/(K-1)``). Returns the half-width at
-    the expected variance estimate, the mean half-width under Lemma 2, the power
-    to detect ``effect``, the size and the political ratio.
+    ``v_true = Var[μ̂]`` of the estimate, ``v_est = E[σ̂²]`` of the test's variance
+    estimate, ``nu`` the degrees of freedom of ``σ̂²`` (``ν σ̂²/E[σ̂²] ~ χ²_ν``;
+    ``inf`` for a known variance) and ``crit`` the test's critical value. The test
+    rejects when ``|μ̂| > crit σ̂``; with ``μ̂ ~ N(δ, v_true)`` independent of
+    ``σ̂²`` (Lemma 2, Nadeau & Bengio, 2003) the statistic is ``sqrt(PR)`` times a
+    noncentral ``t'_ν(δ/sqrt(v_true))``, ``PR = v_true/v_est`` the political
+    ratio. Returns the root-mean-square half-width ``crit sqrt(v_est)``, the mean
+    half-width ``c4 crit sqrt(v_est)``, the power to detect ``effect``, the size
+    and ``PR``.
     """
-    J, s2, k = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (J, s2, k)))
-    df = J - 1.0
-    crit = stats.t.isf(alpha / 2, df)
-    half = crit * np.sqrt((1.0 / J + c) * s2)
-    c4 = np.sqrt(2.0 / df) * np.exp(special.gammaln(J / 2) - special.gammaln(df / 2))
-    ratio = (1.0 / J + k) / (1.0 / J + c)
-    q = crit / np.sqrt(ratio)
-    size = 2.0 * stats.t.sf(q, df)
+    v_true, v_est, nu, crit = np.broadcast_arrays(
+        *(np.asarray(a, dtype=float) for a in (v_true, v_est, nu, crit))
+    )
+    finite = np.isfinite(nu)
+    safe_nu = np.where(finite, nu, 1.0)
+    half = crit * np.sqrt(v_est)
+    c4 = np.where(
+        finite,
+        np.sqrt(2.0 / safe_nu)
+        * np.exp(special.gammaln((safe_nu + 1) / 2) - special.gammaln(safe_nu / 2)),
+        1.0,
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = v_true / v_est
+        q = crit / np.sqrt(ratio)  # ratio = inf (v_est = 0): q = 0, every test rejects
+    size = 2.0 * stats.t.sf(q, nu)
     if effect is None:
-        power = np.full(J.shape, np.nan)
+        power = np.full(half.shape, np.nan)
     else:
-        lam = abs(effect) / np.sqrt(s2 * (1.0 / J + k))
+        delta = abs(effect)
+        degenerate = v_true <= 0  # μ̂ = δ exactly (the limit J → ∞ at ρ = 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lam = np.where(degenerate, 0.0, delta / np.sqrt(np.where(degenerate, 1.0, v_true)))
+            # P(|δ| > crit σ̂) with ν σ̂²/v_est ~ χ²_ν
+            sure = np.where(
+                finite,
+                stats.chi2.cdf(safe_nu * delta**2 / (crit**2 * v_est), safe_nu),
+                (delta > half).astype(float),
+            )
         # P(T' < -q) for noncentrality λ is P(T' > q) for -λ (symmetry)
-        power = _upper_tail(q, df, lam) + _upper_tail(q, df, -lam)
+        spread = _upper_tail(q, nu, lam) + _upper_tail(q, nu, -lam)
+        power = np.where(degenerate, sure, spread)
+        power = np.where(v_est <= 0, 1.0, power)
     return half, c4 * half, np.clip(power, 0.0, 1.0), size, ratio
 
 
@@ -99,37 +143,31 @@ def _upper_tail(q: np.ndarray, df: np.ndarray, lam: np.ndarray) -> np.ndarray:
     scipy's (Boost's) series may stop short of its tolerance far in a tail (``ρ``
     well below ``ρ0``, ``J`` in the thousands, a large ``λ``) and warn, or give
     NaN; the value is then ~0 or ~1 all the same, and a NaN is replaced by the
-    normal approximation ``Φ((λ - q)/sqrt(1 + q²/(2 df)))``.
+    normal approximation ``Φ((λ - q)/sqrt(1 + q²/(2 df)))`` (``Φ(λ - q)`` for
+    ``df = inf``).
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         out = np.asarray(stats.nct.sf(q, df, lam), dtype=float)
     bad = ~np.isfinite(out)
     if np.any(bad):
-        approx = stats.norm.cdf((lam - q) / np.sqrt(1.0 + q**2 / (2.0 * df)))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            approx = stats.norm.cdf((lam - q) / np.sqrt(1.0 + q**2 / (2.0 * df)))
         out = np.where(bad, approx, out)
     return out
 
 
-def _limits(
-    s2: np.ndarray, k: np.ndarray, *, c: float, alpha: float, effect: float | None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Half-width and power as ``J → ∞`` (docs/theory.md §10).
-
-    ``S² → E[S²]`` and ``μ̂_J → N(δ, σ1 ρ) = N(δ, k E[S²])``: the statistic tends to
-    ``N(δ/sqrt(c E[S²]), k/c)`` against ``z_{1-α/2}``.
-    """
-    s2, k = np.broadcast_arrays(np.asarray(s2, dtype=float), np.asarray(k, dtype=float))
-    z = stats.norm.isf(alpha / 2)
-    half = z * np.sqrt(c * s2)
-    if effect is None:
-        return half, np.full(s2.shape, np.nan)
-    m = abs(effect) / np.sqrt(c * s2)
-    sd = np.sqrt(k / c)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        spread = stats.norm.sf((z - m) / sd) + stats.norm.cdf((-z - m) / sd)
-    power = np.where(sd > 0, spread, (m > z).astype(float))
-    return half, power
+def _design_curves(
+    v_true: xr.DataArray,
+    v_est: xr.DataArray,
+    nu: xr.DataArray,
+    crit: xr.DataArray,
+    effect: float | None,
+) -> tuple[xr.DataArray, ...]:
+    """:func:`_curves` on DataArrays, broadcast against each other."""
+    arrays = xr.broadcast(v_true, v_est, nu, crit)
+    outs = _curves(*(a.values for a in arrays), effect=effect)
+    return tuple(arrays[0].copy(data=o) for o in outs)
 
 
 def _real(name: str, value: Any) -> float:
@@ -224,6 +262,112 @@ def _first_met(J: xr.DataArray, met: xr.DataArray) -> xr.DataArray:
     return J.astype(float).where(met).min("J")
 
 
+def _design_values(method: str, M: Any, R: Any) -> tuple[str, np.ndarray]:
+    """Return the design parameter of the method (``"M"``, ``"R"`` or none) and its values."""
+    if method == "conservative_z":
+        dim, given, default, least, other = "M", M, DEFAULT_M, 1, ("R", R)
+    elif method in _BOOTSTRAPS:
+        dim, given, default, least, other = "R", R, DEFAULT_R, 2, ("M", M)
+    else:
+        for name, value in (("M", M), ("R", R)):
+            if value is not None:
+                raise ArgumentError(
+                    f"`{name}` applies to the conservative Z (M) and the bootstraps (R) only, "
+                    f"not to method={method!r}."
+                )
+        return "", np.array([0])
+    if other[1] is not None:
+        raise ArgumentError(f"`{other[0]}` does not apply to method={method!r}; use `{dim}`.")
+    if given is None:
+        return dim, np.array([default])
+    items = list(given) if isinstance(given, Sequence) and not isinstance(given, str) else [given]
+    if not items:
+        raise ArgumentError(f"`{dim}` must be an int or a non-empty sequence of ints.")
+    values = np.unique([_count(dim, v, least) for v in items])
+    return dim, values
+
+
+def _half_variance(units: xr.DataArray, n2: int, n_datasets: int) -> dict[str, Any]:
+    """Return the conservative Z's variance at half data from the pilot's "half" block (§10).
+
+    ``τ'²`` is the mean of the within-half sample variances of the inner split
+    means (Lemma 1.3 inside each half), ``V'_{J_h}`` the mean of
+    ``(μ̂_(m) - μ̂^c_(m))²/2`` (the two halves are independent copies), and
+    ``σ2' = V'_{J_h} - τ'²/J_h``, clipped at 0 (Lemma 1.2; the clipping biases the
+    plan's ``E[σ̂²_cz]`` upward, most from a small pilot); pooled (averaged) over a
+    ``dataset`` dim.
+    """
+    method = "plan (conservative_z)"
+    sizes = block_sizes(units, "half", method)
+    if not sizes.equal or sizes.n2 != n2:
+        raise DesignError(
+            f"plan (conservative_z) needs a 'half' block whose inner splits test n2 = {n2} "
+            f"examples, as the main block does, but they test {sizes.n2_min} to "
+            f"{sizes.n2_max}; draw the pilot with cvstats.designs.conservative_z(n, {n2}, ...)."
+        )
+    halves = half_means(split_means(units, ["half"], method), method)
+    M_p, J_h = int(halves.sizes[M_DIM]), int(halves.sizes[J_DIM])
+    if J_h < 2:
+        raise DesignError(
+            "plan (conservative_z) needs at least 2 inner splits per half (J >= 2 in "
+            "cvstats.designs.conservative_z) to estimate their variance τ'² inside a half, "
+            f"but the pilot's halves hold {J_h}."
+        )
+    tau2 = halves.var(J_DIM, ddof=1).mean((M_DIM, SIDE_DIM))
+    side = halves.mean(J_DIM)
+    diff = side.isel({SIDE_DIM: 0}, drop=True) - side.isel({SIDE_DIM: 1}, drop=True)
+    v_h = (diff**2 / 2).mean(M_DIM)
+    copies = max(n_datasets, 1)
+    if n_datasets:
+        tau2, v_h = tau2.mean(_DATASET), v_h.mean(_DATASET)
+    tau2, v_h = tau2.compute(), v_h.compute()
+    if bool((~(v_h > 0) | ~(tau2 > 0)).any()):
+        raise DesignError(
+            "plan (conservative_z) needs half means and inner split means that vary, but the "
+            "pilot's 'half' block gives a zero variance: nothing to plan from."
+        )
+    return {
+        "tau2": tau2,
+        "v_h": v_h,
+        "J_h": J_h,
+        "M_p": M_p,
+        "sigma2": (v_h - tau2 / J_h).clip(min=0.0),
+        "clipped": (v_h - tau2 / J_h < 0).compute(),
+        "df_v": M_p * copies,
+        "df_tau": 2 * M_p * (J_h - 1) * copies,
+        "n1": int(units.attrs["n"]) // 2 - n2,
+    }
+
+
+def _chi2_factors(df: Any, alpha: float) -> tuple[Any, Any]:
+    """Factors ``ν/χ²_{ν,1-α/2}`` and ``ν/χ²_{ν,α/2}``: the ends of the interval for a variance."""
+    return df / stats.chi2.isf(alpha / 2, df), df / stats.chi2.ppf(alpha / 2, df)
+
+
+def _cz_ends(halves: dict[str, Any], inv_J: Any, alpha: float) -> tuple[Any, Any]:
+    """Least and greatest ``σ2' + τ'²/J`` over the box of the pilot's two intervals (§10).
+
+    ``V'_{J_h}`` and ``τ'²`` each get their own ``1 - alpha`` chi-square interval (``M_p``
+    and ``2 M_p (J_h - 1)`` degrees of freedom, times the datasets); over the box they
+    span, with ``σ2' = V'_{J_h} - τ'²/J_h >= 0`` (Lemma 1.2), ``W = (V - τ/J_h)_+ + τ/J``
+    is greatest at ``V``'s upper end and an end of ``τ``'s interval (it is convex in
+    ``τ``), and least at ``V``'s lower end and an end of ``τ``'s interval or its kink
+    ``τ = J_h V``. Unlike a Satterthwaite interval for ``V̂'_{J_h} + (1/J - 1/J_h) τ̂'²``,
+    the upper end keeps the uncertainty of ``V̂'_{J_h}`` when ``σ̂2'`` is clipped at 0.
+    """
+    J_h = halves["J_h"]
+    v_lo, v_hi = (halves["v_h"] * f for f in _chi2_factors(halves["df_v"], alpha))
+    t_lo, t_hi = (halves["tau2"] * f for f in _chi2_factors(halves["df_tau"], alpha))
+
+    def w(v: Any, t: Any) -> Any:
+        return (v - t / J_h).clip(min=0.0) + t * inv_J
+
+    kink = (J_h * v_lo).clip(min=t_lo, max=t_hi)
+    low = np.minimum(np.minimum(w(v_lo, t_lo), w(v_lo, t_hi)), w(v_lo, kink))
+    high = np.maximum(w(v_hi, t_lo), w(v_hi, t_hi))
+    return low, high
+
+
 def plan(
     pilot: xr.DataArray,
     *,
@@ -236,44 +380,65 @@ def plan(
     J: int | None = None,
     rho: float | xr.DataArray | None = None,
     n_test: int | None = None,
+    M: int | Sequence[int] | None = None,
+    R: int | Sequence[int] | None = None,
 ) -> PlanResult:
     """Plan an experiment from a pilot: width, power and cost against the number of splits.
 
     From the pilot's main block of ``J_p >= 2`` splits, ``S²`` (the sample
-    variance of the split means) estimates ``E[S²] = σ1 (1 - ρ)`` without bias
-    (Lemma 1, docs/theory.md §2). For ``J`` splits of the planned design and the
-    corrected resampled t (docs/theory.md §4, method 6), the plan gives
+    variance of the split means) estimates ``τ² = E[S²] = σ1 (1 - ρ)`` without
+    bias (Lemma 1, docs/theory.md §2), and ``Var[μ̂_J] = τ² (1/J + ρ/(1-ρ))``
+    (Nadeau & Bengio, 2000, eq. (6)). Each test rejects when
+    ``|μ̂_J| > c σ̂``; with ``E[σ̂²]`` its expected variance estimate and ``ν`` the
+    degrees of freedom of ``σ̂²``, the plan gives for ``J`` splits
     (docs/theory.md §10):
 
-    * the half-width ``c_{J-1} sqrt((1/J + n2/n1) E[S²])`` of the ``1 - alpha``
-      interval at the expected variance estimate, which is the root mean square
-      of the half-width (``c_{J-1} = t_{J-1, 1-alpha/2}``); the mean half-width
-      under Lemma 2 is ``c4(J)`` times it;
+    * the half-width ``c sqrt(E[σ̂²])`` of the ``1 - alpha`` interval at the
+      expected variance estimate, which is the root mean square of the half-width
+      (Lemma 1 only); the mean half-width under Lemma 2 is ``c4`` times it;
     * the power of the two-sided test at level ``alpha`` to detect a true
       difference ``effect``: under Lemma 2 the statistic is ``sqrt(PR)`` times a
-      noncentral ``t_{J-1}`` with noncentrality
-      ``effect / sqrt(σ1 (ρ + (1-ρ)/J))``, ``PR = (1/J + ρ/(1-ρ))/(1/J + n2/n1)``
-      the political ratio (1 when ``ρ = ρ0``);
-    * the fits per learner, ``J``;
+      noncentral ``t_ν`` with noncentrality ``effect / sqrt(Var[μ̂_J])``,
+      ``PR = Var[μ̂_J] / E[σ̂²]`` the political ratio;
+    * the fits per learner;
 
     and the smallest ``J`` meeting ``target_width`` and/or the ``power`` to
-    detect ``effect`` within ``budget_fits``. A target no design can meet is
-    not an error: the plan says so, and why (within the budget, or at any ``J``:
-    the half-width never falls below ``z_{1-alpha/2} sqrt(n2/n1 E[S²])``, since
-    ``σ1 ρ`` does not shrink with more splits of the same data).
+    detect ``effect`` within ``budget_fits``. The methods
+    (docs/theory.md §4):
+
+    * corrected resampled t (method 6): ``E[σ̂²] = (1/J + n2/n1) τ²``,
+      ``c = t_{J-1}``, ``ν = J - 1``, ``J`` fits;
+    * corrected repeated k-fold t (§9.2): the same with ``n2/n1 = 1/(K-1)``;
+    * corrected bootstrap (method 7): ``E[σ̂²] = (1 + J n2/n1) τ²/J``, the same
+      as the corrected resampled t's, but ``c = t_{R-1}``, ``ν = R - 1``,
+      ``(R + 1) J`` fits; the bootstrap (method 5) with ``n2/n1`` replaced by 0;
+    * conservative Z (method 4, Nadeau & Bengio, 2000, eq. (8)):
+      ``E[σ̂²_cz] = Var[μ̂'_J] = σ2' + τ'²/J``, the variance of the estimate on
+      half the data at the training size ``⌊n/2⌋ - n2``, estimated from the
+      pilot's ``"half"`` block; ``c = z_{1-alpha/2}``, ``ν = M`` (assuming
+      ``r = 0`` and Gaussian half differences), ``J (1 + 2M)`` fits.
+
+    A target no design can meet is not an error: the plan says so, and why
+    (within the budget, or at any ``J``: the half-width never falls below its
+    limit as ``J → ∞``, since ``σ1 ρ`` does not shrink with more splits of the
+    same data).
 
     Parameters
     ----------
     pilot : xarray.DataArray
         A loss cube or score cube (:func:`cvstats.from_scores`) with a main block
         of ``J_p >= 2`` splits of one test size, e.g. on
-        ``cvstats.designs.resampled(n, n // 10, J=5)``. A cube of two or more models
-        is planned for their pairwise differences (:func:`cvstats.pairwise`,
-        which the result's ``note`` says); a contrast cube
-        (:func:`cvstats.contrasts`) for its contrasts; a cube of one model for its
-        level. Extra dims are kept, except ``dataset``: a ``dataset`` dim holds
+        ``cvstats.designs.resampled(n, n // 10, J=5)``; for
+        ``method="conservative_z"`` also a ``"half"`` block of ``J_h >= 2`` inner
+        splits per half of the same test size, e.g. on
+        ``cvstats.designs.conservative_z(n, n // 10, J=5, M=5)`` (with fewer, the
+        clipping of ``σ̂2'`` at 0 biases the plan upward: docs/theory.md §10). A cube of two or
+        more models is planned for their pairwise differences
+        (:func:`cvstats.pairwise`, which the result's ``note`` says); a contrast
+        cube (:func:`cvstats.contrasts`) for its contrasts; a cube of one model for
+        its level. Extra dims are kept, except ``dataset``: a ``dataset`` dim holds
         independent datasets of one problem (as for :func:`cvstats.fit_rho`), whose
-        ``S²`` are pooled (averaged) and whose ``ρ`` comes from ``fit_rho``.
+        variances are pooled (averaged) and whose ``ρ`` comes from ``fit_rho``.
     target_width : float, optional
         The half-width wanted, in the loss's (or score's) units.
     effect : float, optional
@@ -282,13 +447,17 @@ def plan(
     power : float, default 0.8
         The power wanted to detect ``effect``.
     alpha : float, default 0.05
-        Level of the intervals (``1 - alpha``) and of the tests.
+        Level of the intervals (``1 - alpha``), of the tests and of the pilot's
+        bands.
     budget_fits : int, optional
         Most fits per learner allowed.
-    method : {"corrected_resampled_t", "corrected_repeated_kfold_t"}
-        The test planned for. ``"corrected_repeated_kfold_t"`` (docs/theory.md §9.2)
-        needs a k-fold pilot (:func:`cvstats.designs.kfold`) and plans
-        ``J = K × repeats`` folds with ``ρ0 = 1/K`` and ``n2/n1 = 1/(K - 1)``.
+    method : str, default "corrected_resampled_t"
+        The test planned for, one of :data:`PLANNED_METHODS`:
+        ``"corrected_resampled_t"``, ``"corrected_repeated_kfold_t"`` (a k-fold
+        pilot, :func:`cvstats.designs.kfold`; ``J = K × repeats`` folds with
+        ``ρ0 = 1/K``), ``"conservative_z"``, ``"corrected_bootstrap_t"`` or
+        ``"bootstrap_t"``. The other tests are not planned (docs/planning.md says
+        why).
     J : int, optional
         A number of splits to report on (for k-fold: of folds, a multiple of
         ``K``); default the smallest meeting the targets.
@@ -296,34 +465,45 @@ def plan(
         The correlation ``ρ`` of two split means of the planned design, in
         ``[0, 1)`` (a DataArray over the units for one per contrast). Default:
         from ``fit_rho`` when the pilot has a ``dataset`` dim of two or more
-        datasets (random splits), else the test's own ``ρ0`` (``n2/(n1 + n2)``,
-        or ``1/K``), under which the test is exact (Lemma 2).
+        datasets (random splits), whose interval then widens the power band,
+        else the test's own ``ρ0`` (``n2/(n1 + n2)``, or ``1/K``).
     n_test : int, optional
         The test size ``n2`` of the planned random splits (training size
-        ``n1 = n1_p + n2_p - n2``); default the pilot's. A loss cube only: the
-        within-split variance of its losses (``σ0 - σ3``) carries ``E[S²]`` from
-        the pilot's ``n2`` to this one, assuming ``σ0 - σ3`` and ``σ3 - σ2`` do
-        not change with the training size (docs/theory.md §10).
+        ``n1 = n1_p + n2_p - n2``); default the pilot's. A loss cube only, and not
+        for the conservative Z: the within-split variance of the losses
+        (``σ0 - σ3``) carries ``E[S²]`` from the pilot's ``n2`` to this one,
+        assuming ``σ0 - σ3`` and ``σ3 - σ2`` do not change with the training size
+        (docs/theory.md §10).
+    M : int or sequence of int, optional
+        Half-splits of the conservative Z (default 10, Nadeau & Bengio, 2000, §4);
+        a sequence plans each (an ``M`` dim).
+    R : int or sequence of int, optional
+        Replicates (``>= 2``) of the bootstraps (default 15); a sequence plans each
+        (an ``R`` dim).
 
     Returns
     -------
     PlanResult
-        Over ``J`` (the grid: 2 to 50, the ``J`` asked, the designs found and the
-        budget's), ``contrast`` (or ``model``) and the pilot's extra dims
-        (:class:`~cvstats.results.plan.PlanResult`); ``verdict()`` says it in words.
+        Over ``J`` (the grid: 2 (or 1) to 50, the ``J`` asked, the designs found and
+        the budget's), ``contrast`` (or ``model``), the pilot's extra dims and
+        ``M`` or ``R`` (:class:`~cvstats.results.plan.PlanResult`); ``verdict()``
+        says it in words.
 
     Raises
     ------
     DesignError
         If the pilot's main block has fewer than 2 splits or splits of different
         test sizes, if its split means do not vary (zero ``S²``: nothing to plan
-        from), if ``fit_rho`` gives ``ρ̂ >= 1``, or for a k-fold plan of a pilot
-        that is not k-fold.
+        from), if ``fit_rho`` gives ``ρ̂ >= 1``, for a k-fold plan of a pilot
+        that is not k-fold, or for a conservative Z plan of a pilot without a
+        ``"half"`` block of ``J_h >= 2`` inner splits of the main block's test size.
     ArgumentError
         For an unknown ``method``, a non-positive ``target_width``, a zero
         ``effect``, ``power`` outside ``(alpha, 1)``, a ``budget_fits`` below
-        the smallest design, a ``J`` below 2 (or not a multiple of ``K``), a
-        ``rho`` outside ``[0, 1)``, or an ``n_test`` that leaves no training example.
+        the smallest design, a ``J`` below 2 (1 for the conservative Z and the
+        bootstraps; for k-fold not a multiple of ``K``), a ``rho`` outside
+        ``[0, 1)``, an ``n_test`` that leaves no training example, or an ``M``
+        (``R``) for another method or below 1 (2).
     CubeError
         For a pilot that is not a valid cube, or an ``n_test`` other than the
         pilot's on a score cube.
@@ -345,7 +525,11 @@ def plan(
     ρ = ρ0 = n2/(n1 + n2) = 0.1; the target half-width 0.3 is met from J = 7.
     """
     if not isinstance(method, str) or method not in PLANNED_METHODS:
-        raise ArgumentError(f"`method` must be one of {list(PLANNED_METHODS)}, got {method!r}.")
+        raise ArgumentError(
+            f"`method` must be one of {list(PLANNED_METHODS)}, got {method!r}; the other tests "
+            "have no number of splits to plan, or an interval for another quantity "
+            "(docs/planning.md)."
+        )
     alpha = validate_alpha(alpha)
     target_width, effect, power = _check_targets(target_width, effect, power, alpha)
     if not isinstance(pilot, xr.DataArray):
@@ -354,9 +538,11 @@ def plan(
         )
     validate(pilot)
     check_not_time_ordered(pilot, _NAME)
+    param, param_values = _design_values(method, M, R)
     units, note = _units(pilot)
     unit = unit_dim(units)
     score = is_score(units)
+    cz, boot = method == "conservative_z", method in _BOOTSTRAPS
 
     # ------------------------------------------------------------------ the pilot
     means = main_means(split_means(units, ["main"], _NAME), _NAME, min_splits=2)
@@ -401,6 +587,12 @@ def plan(
         step, smallest = K, K
     else:
         K = 0
+        if cz and n_test is not None:
+            raise ArgumentError(
+                "`n_test` does not apply to the conservative Z: its halves' training size "
+                "⌊n/2⌋ - n2 moves with n2, which the pilot's 'half' block does not show; plan "
+                "at the pilot's test size."
+            )
         n2 = n2_p if n_test is None else _count("n_test", n_test, 1)
         n1 = n1_p + n2_p - n2
         if n1 < 1:
@@ -409,7 +601,9 @@ def plan(
                 f"{n1_p + n2_p} of n = {n} examples)."
             )
         c, rho0 = n2 / n1, n2 / (n1 + n2)
-        step, smallest = 1, 2
+        step, smallest = 1, (1 if cz or boot else 2)
+    # the test's own correction: 0 for the uncorrected bootstrap
+    c_test = 0.0 if method == "bootstrap_t" else c
     s2 = s2_p
     if n2 != n2_p:
         if score:
@@ -438,14 +632,41 @@ def plan(
             )
             if p
         )
+    halves = _half_variance(units, n2, n_datasets) if cz else None
+    pilot_halves = halves["M_p"] if halves else 0
+    if halves:
+        clipped = halves["clipped"]
+        if bool(clipped.any()):
+            labels = _labels(clipped.where(clipped, drop=True))
+            where = f" for {labels}" if labels else ""
+            if len(labels) > 3:
+                where = f" for {len(labels)} of {clipped.size} units, e.g. {labels[:3]}"
+            caveat = (
+                f"σ̂2' = V̂'_(J_h) - τ̂'²/J_h < 0 clipped at 0{where}: E[σ̂²_cz] is then "
+                "biased upward and its band wide; pilot more half-splits (M >= 5, J >= 5)"
+            )
+        else:
+            caveat = ""
+        note = "; ".join(
+            p
+            for p in (
+                note,
+                f"E[σ̂²_cz] from the pilot's {halves['M_p']} half-splits of {halves['J_h']} "
+                f"inner splits (n1' = {halves['n1']}), assuming r = 0 and Gaussian half "
+                "differences for the power",
+                caveat,
+            )
+            if p
+        )
 
     # ------------------------------------------------------------------ ρ
+    k_lo = k_hi = None
     if rho is not None:
         rho_used = _check_rho(rho, s2)
         k = rho_used / (1 - rho_used)
         source, assumption = "given", "as given"
     elif n_datasets >= 2 and not kfold:
-        fit = fit_rho(units)
+        fit = fit_rho(units, alpha=alpha)
         rho_hat = fit["rho"].clip(min=0.0).compute()
         high = rho_hat >= 1
         if bool(high.any()):
@@ -457,6 +678,10 @@ def plan(
         # k = ρ/(1 - ρ) = σ2 / E[S²]: σ2 stays, E[S²] moves with n2
         k = rho_hat / (1 - rho_hat) * s2_p / s2
         rho_used = k / (1 + k)
+        ends = fit["rho_ci"].clip(min=0.0, max=_RHO_MAX).compute()
+        k_ends = ends / (1 - ends) * s2_p / s2
+        k_lo = k_ends.sel({CI_BOUND: BOUNDS[0]}, drop=True)
+        k_hi = k_ends.sel({CI_BOUND: BOUNDS[1]}, drop=True)
         source, assumption = "fit_rho", f"fit_rho across {n_datasets} datasets"
     else:
         k = xr.DataArray(c)
@@ -479,36 +704,89 @@ def plan(
             )
         note = "; ".join(p for p in (note, *extra) if p)
     k, rho_used = k.broadcast_like(s2), rho_used.broadcast_like(s2)
+    if k_lo is None:
+        k_lo = k_hi = k
+    k_lo, k_hi = k_lo.broadcast_like(s2), k_hi.broadcast_like(s2)
     sigma1 = s2 * (1 + k)  # σ1 = E[S²]/(1 - ρ)
+    rho_ci = xr.concat(
+        [k_lo / (1 + k_lo), k_hi / (1 + k_hi)], dim=CI_BOUND, coords="minimal"
+    ).assign_coords({CI_BOUND: np.array(BOUNDS)})
+
+    # ------------------------------------------------------------------ the designs' variances
+    P = xr.DataArray(param_values, dims=param, coords={param: param_values}) if param else None
+
+    def fits(Js: xr.DataArray) -> xr.DataArray:
+        if cz:
+            return Js * (1 + 2 * P)
+        if boot:
+            return Js * (P + 1)
+        return Js * 1
+
+    def parts(
+        Js: xr.DataArray, kk: xr.DataArray, f_tau: Any = 1.0, f_est: Any = 1.0
+    ) -> tuple[xr.DataArray, ...]:
+        """Var[μ̂_J], E[σ̂²], ν and the critical value for ``J`` splits (``J = inf``: the limit).
+
+        ``f_tau`` scales τ² (both variances for the t and the bootstraps), ``f_est``
+        the conservative Z's E[σ̂²_cz].
+        """
+        inv = 1.0 / Js.astype(float)
+        v_true = s2 * f_tau * (inv + kk)
+        if cz:
+            v_est = (halves["sigma2"] + halves["tau2"] * inv) * f_est
+            nu = P.astype(float)
+            crit = xr.full_like(nu, stats.norm.isf(alpha / 2))
+        elif boot:
+            v_est = s2 * f_tau * (inv + c_test)
+            nu = (P - 1).astype(float)
+            crit = nu.copy(data=stats.t.isf(alpha / 2, nu.values))
+        else:
+            v_est = s2 * f_tau * (inv + c_test)
+            nu = Js.astype(float) - 1
+            crit = nu.copy(data=stats.t.isf(alpha / 2, nu.values))
+        return v_true, v_est, nu, crit
+
+    def cz_band(Js: xr.DataArray) -> tuple[Any, Any]:
+        """Return the ends of E[σ̂²_cz] = σ2' + τ'²/J over the box for (V'_{J_h}, τ'²) (§10).
+
+        As factors of the point estimate ``(V̂'_{J_h} - τ̂'²/J_h)_+ + τ̂'²/J``.
+        """
+        if not cz:
+            return 1.0, 1.0
+        lo, hi = _cz_ends(halves, 1.0 / Js.astype(float), alpha)
+        point = halves["sigma2"] + halves["tau2"] / Js.astype(float)
+        return lo / point, hi / point
 
     # ------------------------------------------------------------------ the search
     if J is not None:
         J = _count("J", J, smallest)
         if J % step:
             raise ArgumentError(f"`J` must be a multiple of K = {K} (J = K × repeats), got {J}.")
+    one = xr.DataArray([1], dims="J", coords={"J": [1]})
+    cost = fits(one).isel(J=0, drop=True)  # fits per split, per M or R
+    limit = SEARCH_LIMIT * step
     budget_J = None
     if budget_fits is not None:
         budget_fits = _count("budget_fits", budget_fits, 1)
-        budget_J = budget_fits // step * step
-        if budget_J < smallest:
+        budget_J = (budget_fits // cost) // step * step
+        if bool((budget_J < smallest).any()):
+            worst = int(cost.max()) * smallest
+            where = f" with {param} = {int(P.max())}" if param else ""
             raise ArgumentError(
-                f"`budget_fits` = {budget_fits} does not pay for the smallest design "
-                f"(J = {smallest}: {smallest} fits per learner)."
+                f"`budget_fits` = {budget_fits} does not pay for the smallest design{where} "
+                f"(J = {smallest}: {worst} fits per learner)."
             )
     # the search ends at the budget, or at SEARCH_LIMIT splits (beyond, σ1 ρ dominates anyway)
-    top = SEARCH_LIMIT * step if budget_J is None else min(budget_J, SEARCH_LIMIT * step)
-    opts = {"c": c, "alpha": alpha, "effect": effect}
-
-    def curves(values: np.ndarray, var: xr.DataArray) -> tuple[xr.DataArray, ...]:
-        Js = xr.DataArray(values, dims="J", coords={"J": values})
-        return apply_kernel(_curves, [Js, var, k], [[], [], []], 5, **opts)
+    top = limit if budget_J is None else min(int(budget_J.max()), limit)
+    opts = {"effect": effect}
 
     values = np.arange(smallest, top + 1, step)
     searched = xr.DataArray(values, dims="J", coords={"J": values})
-    half, _, pwr, _, _ = curves(searched.values, s2)
-    wide = half <= target_width if target_width is not None else None
-    strong = pwr >= power if effect is not None else None
-    nan = xr.full_like(s2, np.nan, dtype=float)
+    half, _, pwr, _, _ = _design_curves(*parts(searched, k), **opts)
+    afford = fits(searched) <= budget_fits if budget_fits is not None else True
+    wide = (half <= target_width) & afford if target_width is not None else None
+    strong = (pwr >= power) & afford if effect is not None else None
+    nan = xr.full_like(s2 * cost, np.nan, dtype=float)
     J_width = _first_met(searched, wide) if wide is not None else nan
     J_power = _first_met(searched, strong) if strong is not None else nan
     if wide is not None or strong is not None:
@@ -516,30 +794,58 @@ def plan(
         J_plan = _first_met(searched, both)
     else:
         J_plan = nan
+    J_width, J_power, J_plan = (a.broadcast_like(nan) for a in (J_width, J_power, J_plan))
     if J is not None:
-        J_chosen = xr.full_like(s2, J, dtype=np.int64)
+        J_chosen = xr.full_like(nan, J, dtype=np.int64)
     else:
         # no target met: the best the budget buys; no target: DEFAULT_J (within the budget)
         usual = -(-DEFAULT_J // step) * step
         if budget_J is None:
-            fallback = usual
+            fallback = xr.full_like(nan, usual)
         elif target_width is None and effect is None:
-            fallback = min(budget_J, usual)
+            fallback = np.minimum(budget_J, usual) + nan.fillna(0)
         else:
-            fallback = top
+            fallback = np.minimum(budget_J, limit) + nan.fillna(0)
         J_chosen = J_plan.fillna(fallback).astype(np.int64)
 
     # ------------------------------------------------------------------ the grid
     default = np.arange(smallest, max(_GRID_MAX, 10 * step) + 1, step)
     found = [a.values[np.isfinite(a.values)] for a in (J_width, J_power, J_plan)]
     extra_J = [J_chosen.values.ravel(), *found, [J] if J is not None else [], [top]]
+    if budget_J is not None:
+        extra_J.append(np.minimum(np.ravel(budget_J.values), limit))
     grid = np.union1d(default, np.concatenate([np.asarray(v, dtype=float) for v in extra_J]))
     grid = grid[grid >= smallest].astype(np.int64)
-    lo_q, hi_q = stats.chi2.isf(alpha / 2, df), stats.chi2.ppf(alpha / 2, df)
-    half, mean_half, pwr, size, ratio = curves(grid, s2)
-    half_lo, _, pwr_hi, _, _ = curves(grid, s2 * df / lo_q)
-    half_hi, _, pwr_lo, _, _ = curves(grid, s2 * df / hi_q)
-    n_fits = xr.DataArray(grid * 1, dims="J", coords={"J": grid})
+    Jg = xr.DataArray(grid, dims="J", coords={"J": grid})
+    central = parts(Jg, k)
+    half, mean_half, pwr, size, ratio = _design_curves(*central, **opts)
+    # the pilot's band: τ² at the ends of its 1 - alpha interval (E[σ̂²_cz] at the ends of its
+    # range over the box of V'_{J_h}'s and τ'²'s), and, for the power, ρ̂ and _RHO_POINTS
+    # points of ρ̂'s interval (fit_rho), evenly spaced in k = ρ/(1 - ρ); the width is ρ-free
+    tau_lo, tau_hi = _chi2_factors(df, alpha)
+    est_lo, est_hi = cz_band(Jg)
+    if cz:
+        half_lo = _design_curves(*parts(Jg, k, f_est=est_lo), **opts)[0]
+        half_hi = _design_curves(*parts(Jg, k, f_est=est_hi), **opts)[0]
+    else:
+        half_lo = _design_curves(*parts(Jg, k, f_tau=tau_lo), **opts)[0]
+        half_hi = _design_curves(*parts(Jg, k, f_tau=tau_hi), **opts)[0]
+    if effect is None:
+        pwr_lo = pwr_hi = pwr
+    else:
+        ks = [k] if k_lo is k_hi else [
+            k_lo + (k_hi - k_lo) * i / (_RHO_POINTS - 1) for i in range(_RHO_POINTS)
+        ] + [k]  # fmt: skip
+        ests = [est_lo, 1.0, est_hi] if cz else [1.0]
+        powers = [
+            _design_curves(*parts(Jg, kk, f_tau=ft, f_est=fe), **opts)[2]
+            for kk in ks
+            for ft in (tau_lo, 1.0, tau_hi)
+            for fe in ests
+        ]
+        stacked = xr.concat(powers, dim="_scenario", coords="minimal")
+        pwr_lo, pwr_hi = stacked.min("_scenario"), stacked.max("_scenario")
+    n_fits = fits(Jg)
     meets = xr.ones_like(half, dtype=bool)
     if target_width is not None:
         meets = meets & (half <= target_width)
@@ -547,12 +853,16 @@ def plan(
         meets = meets & (pwr >= power)
     if budget_fits is not None:
         meets = meets & (n_fits <= budget_fits)
-    half_limit, power_limit = apply_kernel(_limits, [s2, k], [[], []], 2, **opts)
+    inf = xr.DataArray([np.inf], dims="J", coords={"J": [np.inf]})
+    lim = _design_curves(*parts(inf, k), **opts)
+    half_limit, power_limit = (a.isel(J=0, drop=True) for a in (lim[0], lim[2]))
 
-    order = ["J", unit, *[d for d in s2.dims if d != unit]]
+    tail = [param] if param else []
+    order = ["J", unit, *[d for d in s2.dims if d != unit], *tail]
     units_order = order[1:]
 
     def grid_da(a: xr.DataArray) -> xr.DataArray:
+        a = a.broadcast_like(half)
         return a.transpose(*order)
 
     def unit_da(a: xr.DataArray) -> xr.DataArray:
@@ -575,15 +885,18 @@ def plan(
         n1=n1,
         n2=n2,
         K=K,
-        fits_per_split=1,
+        design_dim=param,
+        half_n1=halves["n1"] if halves else 0,
         pilot_splits=J_p,
         pilot_n2=n2_p,
         pilot_df=df,
+        pilot_halves=pilot_halves,
         search_end=int(top),
+        search_limit=int(limit),
         rho_source=source,
         assumption=assumption,
         note=note,
-        n_fits=n_fits,
+        n_fits=n_fits.transpose("J", *tail),
         half_width=grid_da(half),
         half_width_ci=interval(half_lo, half_hi),
         mean_half_width=grid_da(mean_half),
@@ -591,10 +904,13 @@ def plan(
         power_ci=interval(pwr_lo, pwr_hi),
         size=grid_da(size),
         political_ratio=grid_da(ratio),
+        variance=grid_da(central[0]),
+        expected_variance=grid_da(central[1]),
         meets_target=grid_da(meets),
         pilot_estimate=unit_da(estimate),
         s2=unit_da(s2),
         rho=unit_da(rho_used),
+        rho_ci=rho_ci.transpose(*[d for d in units_order if d in rho_ci.dims], CI_BOUND),
         sigma1=unit_da(sigma1),
         half_width_limit=unit_da(half_limit),
         power_limit=unit_da(power_limit),

@@ -5,6 +5,8 @@ Layer 1 of cvstats (see ``docs/architecture.md``). What lives here:
 * :mod:`~cvstats.cube.schema` — the names of dims, coordinates and attrs;
 * :mod:`~cvstats.cube.checks` — argument and float-range checks shared by every
   layer (numpy only, so the kernels can use them);
+* :mod:`~cvstats.cube.known` — what validation proved about a cube, remembered while
+  the cube provably stays the same (read-only contrast cubes) or trusted within a call;
 * :mod:`~cvstats.cube.apply` — :func:`~cvstats.cube.apply.apply_kernel`, the one bridge
   from named dims to a numpy kernel's axes (around :func:`xarray.apply_ufunc`);
 * :mod:`~cvstats.cube.dense` — the dense loss cube ``(*extra, split, example, model)``;

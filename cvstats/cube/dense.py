@@ -15,6 +15,7 @@ import pandas as pd
 import xarray as xr
 from numpy.typing import ArrayLike
 
+from cvstats.cube.known import Facts, lazy
 from cvstats.cube.schema import (
     BLOCKS,
     CONTRAST,
@@ -392,34 +393,36 @@ def check_split_coords(cube: xr.DataArray) -> None:
             "either one (repeated) k-fold or J random splits."
         )
     if is_half.any():
-        frame = pd.DataFrame({"half": c["half"][is_half], "side": c["side"][is_half]})
-        counts = frame.value_counts()
-        sides = frame.groupby("half")["side"].nunique()
-        if (sides != 2).any():
-            m = sides.index[np.argmax(sides.values != 2)]
+        halves, sides = c["half"][is_half], c["side"][is_half]
+        groups, counts = np.unique(np.stack([halves, sides]), axis=1, return_counts=True)
+        ms, per_m = np.unique(groups[0], return_counts=True)  # sides seen per half-split
+        if (per_m != 2).any():
             raise CubeError(
-                f"half-split m = {m} of block 'half' has splits on one side only; the "
-                "conservative Z needs J splits in both halves (side 0 and side 1) of every m."
+                f"half-split m = {ms[np.argmax(per_m != 2)]} of block 'half' has splits on one "
+                "side only; the conservative Z needs J splits in both halves (side 0 and side 1) "
+                "of every m."
             )
-        if counts.nunique() != 1:
+        if np.unique(counts).size != 1:
+            sizes = {(int(m), int(k)): int(n) for (m, k), n in zip(groups.T, counts, strict=True)}
             raise CubeError(
                 "the (half, side) groups of block 'half' hold different numbers of splits "
-                f"({dict(counts)}); every group needs the same J."
+                f"({sizes}); every group needs the same J."
             )
     if is_5x2.any():
-        counts = pd.DataFrame({"half": c["half"][is_5x2], "side": c["side"][is_5x2]})
-        counts = counts.value_counts()
-        if (counts != 1).any() or counts.size != 2 * np.unique(c["half"][is_5x2]).size:
+        halves, sides = c["half"][is_5x2], c["side"][is_5x2]
+        _, counts = np.unique(np.stack([halves, sides]), axis=1, return_counts=True)
+        if (counts != 1).any() or counts.size != 2 * np.unique(halves).size:
             raise CubeError(
                 "block '5x2' needs exactly one split per (half, side): side 0 trains on D_m and "
                 "tests on D_m^c, side 1 the reverse."
             )
     if is_rep.any():
-        counts = pd.Series(c["replicate"][is_rep]).value_counts()
-        if counts.nunique() != 1:
+        reps, counts = np.unique(c["replicate"][is_rep], return_counts=True)
+        if np.unique(counts).size != 1:
+            sizes = {int(r): int(n) for r, n in zip(reps, counts, strict=True)}
             raise CubeError(
                 "the replicates of block 'replicate' hold different numbers of splits "
-                f"({dict(counts)}); every replicate needs the same J splits."
+                f"({sizes}); every replicate needs the same J splits."
             )
 
 
@@ -576,13 +579,175 @@ def nested_train(obj: xr.DataArray | xr.Dataset) -> bool:
     )
 
 
-def _check_values(cube: xr.DataArray) -> None:
-    """Check the NaN pattern and test sizes; computes all reductions in one pass."""
+def _check_values(cube: xr.DataArray) -> Facts:
+    """Check finiteness, the NaN pattern, covers and test sizes, reading the values once.
+
+    The values are read by :func:`_value_summary` (numpy: the whole array in
+    memory, or each chunk of a dask array whose core dims are whole), which
+    counts the test examples and says whether any value check fails; only then
+    is the cube read again, by :func:`_value_stats`, to name the problem and
+    where it is (that path also serves dask cubes chunked along a core dim, in
+    one pass). Returns the test count of every split in the first element of
+    the extra dims.
+    """
     unit = unit_dim(cube)
     # the split coordinates are small: hold them in memory (cube.chunk() chunks them too,
     # and groupby needs concrete labels)
     cube = cube.assign_coords({c: (SPLIT, np.asarray(cube[c].values)) for c in SPLIT_COORDS})
-    tested = cube.isel({unit: 0}, drop=True).notnull()  # (*extra, split, example)
+    splits = cube[SPLIT].values.tolist()
+    in_train = cube.coords.get(IN_TRAIN)
+    counted = _fast_counts(cube)
+    ds = None if counted is not None else _value_stats(cube, unit)
+    n_tested = ds["n_tested"] if ds is not None else counted
+    n_test = n_tested.transpose(..., SPLIT).values.reshape(-1, len(splits))
+    if (n_test == 0).any():
+        i = int(np.argmax((n_test == 0).any(axis=0)))
+        raise CubeError(
+            f"split {splits[i]} has no test example (all losses NaN); drop the split or fill "
+            "its test losses."
+        )
+    if in_train is not None:
+        if ds is not None:
+            _check_overlap(cube, ds)
+        count = in_train.sum(EXAMPLE).transpose(..., SPLIT).values.reshape(-1, len(splits))
+        mismatch = (count != cube["n_train"].values).any(axis=0)
+        if mismatch.any():
+            i = int(np.argmax(mismatch))
+            raise CubeError(
+                f"split {splits[i]} has n_train = {cube['n_train'].values[i]} but `{IN_TRAIN}` "
+                f"marks {count[:, i].min()} training examples; make them agree."
+            )
+    stated = stated_test_sizes(cube)
+    if stated is not None:
+        differs = n_tested != xr.DataArray(stated, dims=SPLIT)
+        if bool(differs.any()):
+            first = tuple(np.argwhere(differs.values)[0])  # (*extra, split)
+            tested, i = n_tested.values[first], int(first[-1])
+            raise CubeError(
+                f"split {splits[i]} tests {int(tested)} example(s) (losses not NaN, at "
+                f"{_where(cube, differs.values, differs.dims)}) but its `{N_TEST}` coordinate "
+                f"states {int(stated[i])}: a test loss was lost (NaN in every model), or "
+                f"`{N_TEST}` is wrong. Fill the loss, or fix `{N_TEST}` (cvstats.from_arrays "
+                "and cvstats.from_frame set it from the test sets)."
+            )
+    n = int(cube.attrs["n"])
+    total = n_test + cube["n_train"].values
+    if (total > n).any():
+        i = int(np.argmax((total > n).any(axis=0)))
+        raise CubeError(
+            f"split {splits[i]} has n_train + n_test = {total[:, i].max()} > n = {n}; fix "
+            "`n_train` or the attr `n`."
+        )
+    block = cube["block"].values
+    check_block_sizes(
+        block, cube["fold"].values, n_test, cube["n_train"].values, splits, n, stated, "cube"
+    )
+    if ds is not None:
+        _check_covers(cube, ds)
+    return Facts(first_counts=n_test[0].copy())
+
+
+def _fast_counts(cube: xr.DataArray) -> xr.DataArray | None:
+    """Test counts ``(*extra, split)`` from one numpy read, None if a value check fails.
+
+    None too where this path does not apply: a nested block (checked by
+    :func:`check_nested` on the masks), a dask array chunked along ``split``,
+    ``example`` or the unit dim, or an ``in_train`` over extra dims of a dask cube.
+    """
+    block = cube["block"].values
+    if (block == "nested").any():
+        return None
+    values = cube.data
+    extra = cube.ndim - 3
+    in_train = cube.coords.get(IN_TRAIN)
+    if isinstance(values, np.ndarray):
+        chunks = None
+    elif lazy(values) and all(len(c) == 1 for c in values.chunks[extra:]):
+        if in_train is not None and in_train.ndim > 2:
+            return None
+        chunks = values.chunks[:extra]
+    else:
+        return None
+    train = None
+    if in_train is not None:  # laid out over the mask's dims, 1 on the dims it lacks
+        order = [d for d in cube.dims[:-1] if d in in_train.dims]
+        lacking = [i for i, d in enumerate(cube.dims[:-1]) if d not in in_train.dims]
+        train = np.expand_dims(np.asarray(in_train.transpose(*order).values), lacking)
+    coords = {c: np.asarray(cube[c].values) for c in ("block", "half", "side", "fold", "repeat")}
+    if chunks is None:
+        summary = _value_summary(values, train, **coords)
+        counts, failed = summary
+    else:
+        import dask
+
+        parts = [
+            dask.delayed(_value_summary)(b, train, **coords) for b in values.to_delayed().ravel()
+        ]
+        done = dask.compute(*parts)
+        failed = any(f for _, f in done)
+        counts = np.empty(cube.shape[:-2], dtype=np.intp)
+        for idx, (c, _) in zip(np.ndindex(*values.numblocks[:extra]), done, strict=True):
+            counts[_slices(idx, chunks)] = c
+    if failed:
+        return None
+    dims = cube.dims[:-2]
+    return xr.DataArray(counts, dims=dims)
+
+
+def _slices(idx: tuple[int, ...], chunks: tuple[tuple[int, ...], ...]) -> tuple[slice, ...]:
+    """Return the slices of the extra dims that chunk ``idx`` covers."""
+    starts = [int(np.sum(c[:i])) for i, c in zip(idx, chunks, strict=True)]
+    return tuple(slice(a, a + c[i]) for a, i, c in zip(starts, idx, chunks, strict=True))
+
+
+def _value_summary(
+    values: np.ndarray,
+    train: np.ndarray | None,
+    *,
+    block: np.ndarray,
+    half: np.ndarray,
+    side: np.ndarray,
+    fold: np.ndarray,
+    repeat: np.ndarray,
+) -> tuple[np.ndarray, bool]:
+    """Read ``values`` ``(*extra, split, example, unit)`` once: test counts, and a failure.
+
+    Returns the test counts ``(*extra, split)`` and whether any of the checks
+    of values fails: an infinite loss, a NaN pattern that differs between
+    models, a test example marked as training (``train``, broadcastable to the
+    mask), a k-fold repeat that does not test every example exactly once, or
+    the two sides of a half-split (``half``/``5x2``) that test common examples.
+    """
+    mask = ~np.isnan(values[..., 0])
+    failed = bool(np.isinf(values).any())
+    for k in range(1, values.shape[-1]):
+        failed = failed or bool((np.isnan(values[..., k]) == mask).any())
+    if not failed and train is not None:
+        lacking = tuple(i for i, n in enumerate(train.shape) if n == 1 and mask.shape[i] > 1)
+        reduced = mask.any(axis=lacking, keepdims=True) if lacking else mask
+        failed = bool((reduced & train).any())
+    main_kfold = (block == "main") & (fold >= 0)
+    for r in np.unique(repeat[main_kfold]) if not failed else ():
+        cover = mask[..., main_kfold & (repeat == r), :].sum(-2)
+        failed = failed or bool((cover != 1).any())
+    for kind in ("half", "5x2"):
+        sel = block == kind
+        for m in np.unique(half[sel]) if not failed else ():
+            side0 = mask[..., sel & (half == m) & (side == 0), :].any(-2)
+            side1 = mask[..., sel & (half == m) & (side == 1), :].any(-2)
+            failed = failed or bool((side0 & side1).any())
+    return np.count_nonzero(mask, axis=-1), failed
+
+
+def _value_stats(cube: xr.DataArray, unit: str) -> xr.Dataset:
+    """Every reduction the value checks need, in one pass (numpy or dask), checked in order.
+
+    Raises the first of: an infinite loss, a NaN pattern that differs between
+    models (each located); returns the Dataset for the later checks
+    (:func:`_check_overlap`, :func:`_check_covers`).
+    """
+    first = cube.isel({unit: 0}, drop=True)
+    tested = first.notnull()  # (*extra, split, example)
     # the NaN pattern of every other model against the first, OR-ed: cheaper than
     # comparing the whole (..., unit) mask and reducing over `unit`
     pattern_bad = xr.zeros_like(tested)
@@ -598,7 +763,6 @@ def _check_values(cube: xr.DataArray) -> None:
     in_train = cube.coords.get(IN_TRAIN)
     if in_train is not None:
         stats["overlap"] = (in_train & tested).sum(EXAMPLE)
-        stats["train_count"] = in_train.sum(EXAMPLE)
     block = cube["block"].values
     main_kfold = (block == "main") & (cube["fold"].values >= 0)
     if main_kfold.any():
@@ -618,12 +782,10 @@ def _check_values(cube: xr.DataArray) -> None:
             )
             stats[f"{kind}_cover"] = grouped.groupby(pair).sum(SPLIT) > 0
     ds = xr.Dataset(stats).compute()  # one pass over a dask-backed cube
-
-    splits = cube[SPLIT].values.tolist()
     if int(ds["n_inf"]):
         per_split = ds["inf_split"]
-        first = dict(zip(per_split.dims, np.argwhere(per_split.values)[0].tolist(), strict=True))
-        row = np.isinf(np.asarray(cube.isel(first).values))  # (example, unit) of one split
+        at = dict(zip(per_split.dims, np.argwhere(per_split.values)[0].tolist(), strict=True))
+        row = np.isinf(np.asarray(cube.isel(at).values))  # (example, unit) of one split
         where = ", ".join(
             [_where(cube, per_split.values, per_split.dims), _where(cube, row, (EXAMPLE, unit))]
         )
@@ -640,54 +802,22 @@ def _check_values(cube: xr.DataArray) -> None:
             "on the same examples of every split. Fill the missing losses or drop the example "
             "from the split for every model."
         )
-    n_test = ds["n_tested"].transpose(..., SPLIT).values.reshape(-1, len(splits))
-    if (n_test == 0).any():
-        i = int(np.argmax((n_test == 0).any(axis=0)))
+    return ds
+
+
+def _check_overlap(cube: xr.DataArray, ds: xr.Dataset) -> None:
+    overlap = ds["overlap"].values
+    if overlap.any():
+        where = _where(cube, overlap > 0, ds["overlap"].dims)
         raise CubeError(
-            f"split {splits[i]} has no test example (all losses NaN); drop the split or fill "
-            "its test losses."
+            f"losses are present for training examples ({where}): the test set of a split "
+            f"must not meet its training set (`{IN_TRAIN}`). Set those losses to NaN."
         )
-    if in_train is not None:
-        overlap = ds["overlap"].values
-        if overlap.any():
-            where = _where(cube, overlap > 0, ds["overlap"].dims)
-            raise CubeError(
-                f"losses are present for training examples ({where}): the test set of a split "
-                f"must not meet its training set (`{IN_TRAIN}`). Set those losses to NaN."
-            )
-        count = ds["train_count"].transpose(..., SPLIT).values.reshape(-1, len(splits))
-        mismatch = (count != cube["n_train"].values).any(axis=0)
-        if mismatch.any():
-            i = int(np.argmax(mismatch))
-            raise CubeError(
-                f"split {splits[i]} has n_train = {cube['n_train'].values[i]} but `{IN_TRAIN}` "
-                f"marks {count[:, i].min()} training examples; make them agree."
-            )
-    stated = stated_test_sizes(cube)
-    if stated is not None:
-        differs = ds["n_tested"] != xr.DataArray(stated, dims=SPLIT)
-        if bool(differs.any()):
-            first = tuple(np.argwhere(differs.values)[0])  # (*extra, split)
-            counted, i = ds["n_tested"].values[first], int(first[-1])
-            raise CubeError(
-                f"split {splits[i]} tests {int(counted)} example(s) (losses not NaN, at "
-                f"{_where(cube, differs.values, differs.dims)}) but its `{N_TEST}` coordinate "
-                f"states {int(stated[i])}: a test loss was lost (NaN in every model), or "
-                f"`{N_TEST}` is wrong. Fill the loss, or fix `{N_TEST}` (cvstats.from_arrays "
-                "and cvstats.from_frame set it from the test sets)."
-            )
-    n = int(cube.attrs["n"])
-    total = n_test + cube["n_train"].values
-    if (total > n).any():
-        i = int(np.argmax((total > n).any(axis=0)))
-        raise CubeError(
-            f"split {splits[i]} has n_train + n_test = {total[:, i].max()} > n = {n}; fix "
-            "`n_train` or the attr `n`."
-        )
-    check_block_sizes(
-        block, cube["fold"].values, n_test, cube["n_train"].values, splits, n, stated, "cube"
-    )
-    if main_kfold.any():
+
+
+def _check_covers(cube: xr.DataArray, ds: xr.Dataset) -> None:
+    """Check the k-fold partitions, the nested folds and the disjoint halves, from ``ds``."""
+    if "fold_cover" in ds:
         cover = ds["fold_cover"].values
         if (cover != 1).any():
             raise CubeError(
@@ -705,10 +835,14 @@ def _check_values(cube: xr.DataArray) -> None:
             side0 = cover.sel({pair: pairs[pairs % 2 == 0]}).values
             side1 = cover.sel({pair: pairs[pairs % 2 == 0] + 1}).values
             if (side0 & side1).any():
-                raise CubeError(
-                    f"block {kind!r}: the two sides of a half-split test common examples; "
-                    "the halves D_m and D_m^c must be disjoint."
-                )
+                raise _halves_meet(kind)
+
+
+def _halves_meet(kind: str) -> CubeError:
+    return CubeError(
+        f"block {kind!r}: the two sides of a half-split test common examples; "
+        "the halves D_m and D_m^c must be disjoint."
+    )
 
 
 def check_nested(cube: xr.DataArray, mt: np.ndarray, nt: np.ndarray) -> None:
@@ -748,7 +882,7 @@ def check_nested(cube: xr.DataArray, mt: np.ndarray, nt: np.ndarray) -> None:
         seen.add(key)
 
 
-def validate_dense(cube: xr.DataArray) -> None:
+def validate_dense(cube: xr.DataArray) -> Facts:
     """Check that a dense ``cube`` follows the loss-cube schema (``docs/cube-schema.md``).
 
     Checks the name (a non-empty str: the loss name formulas use), dims and
@@ -768,6 +902,12 @@ def validate_dense(cube: xr.DataArray) -> None:
     cube : xarray.DataArray
         The cube to check.
 
+    Returns
+    -------
+    cvstats.cube.known.Facts
+        What the checks counted: the test size of every split (in the first
+        element of the extra dims).
+
     Raises
     ------
     CubeError
@@ -779,7 +919,8 @@ def validate_dense(cube: xr.DataArray) -> None:
     >>> from cvstats import designs
     >>> d = designs.resampled(20, 5, J=3, seed=0)
     >>> cube = cvstats.from_arrays(np.ones((3, 20, 2)), design=d, models=["a", "b"])
-    >>> validate_dense(cube)
+    >>> validate_dense(cube).first_counts.tolist()  # the test examples of every split
+    [5, 5, 5]
     >>> validate_dense(cube.rename(None))
     Traceback (most recent call last):
     ...
@@ -803,4 +944,4 @@ def validate_dense(cube: xr.DataArray) -> None:
                 f"coordinate `{IN_TRAIN}` must be bool over (*extra, split, example), got "
                 f"dtype {it.dtype} and dims {it.dims}."
             )
-    _check_values(cube)
+    return _check_values(cube)

@@ -84,6 +84,7 @@ import keyword
 import re
 import warnings
 from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import replace
 from itertools import combinations
 
 import numpy as np
@@ -99,8 +100,9 @@ from formulaic.transforms.contrasts import C as _formulaic_C
 from formulaic.transforms.contrasts import ContrastsRegistry
 from formulaic.utils.code import sanitize_variable_names
 
-from cvstats.cube import validate
+from cvstats.cube.known import Facts, remember
 from cvstats.cube.schema import CONTRAST, MODEL
+from cvstats.cube.validation import validated
 from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, FormulaError
 
 __all__ = ["parse_formula", "contrast_matrix", "contrasts", "pairwise"]
@@ -700,11 +702,13 @@ def contrast_matrix(formula: str, data: xr.DataArray | xr.Dataset) -> xr.DataArr
     return _weights(formula, data)[1]
 
 
-def _weights(formula: str, data: xr.DataArray | xr.Dataset) -> tuple[xr.DataArray, xr.DataArray]:
-    """Return the cube a formula names and its weights (see :func:`contrast_matrix`)."""
+def _weights(
+    formula: str, data: xr.DataArray | xr.Dataset
+) -> tuple[xr.DataArray, xr.DataArray, Facts]:
+    """Return the cube a formula names, its weights (see :func:`contrast_matrix`) and facts."""
     loss, rhs = _parse(formula)
     cube = select_loss(data, loss, f"the formula {formula!r}")
-    validate(cube)
+    facts = validated(cube)
     models = _model_names(cube)
     matrix = _model_matrix(rhs, formula, models)
     names = [str(c) for c in matrix.columns]
@@ -727,7 +731,7 @@ def _weights(formula: str, data: xr.DataArray | xr.Dataset) -> tuple[xr.DataArra
         )
     W = np.linalg.inv(C) if C.shape[0] == C.shape[1] else np.linalg.pinv(C)
     W[np.abs(W) < _ZERO * np.abs(W).max()] = 0.0
-    return cube, _weights_array(W, names, models)
+    return cube, _weights_array(W, names, models), facts
 
 
 # --------------------------------------------------------------------------
@@ -735,16 +739,74 @@ def _weights(formula: str, data: xr.DataArray | xr.Dataset) -> tuple[xr.DataArra
 # --------------------------------------------------------------------------
 
 
-def _apply(cube: xr.DataArray, weights: xr.DataArray, formula: str) -> xr.DataArray:
-    """Return ``weights @ cube`` along ``model``: the contrast cube (lazy on dask)."""
-    # einsum propagates NaN (0 * NaN is NaN), and the NaN pattern is the same for every
-    # model, so the contrast is NaN exactly off the test sets.
-    out = xr.dot(cube, weights.astype(cube.dtype), dim=MODEL)
+def _apply(cube: xr.DataArray, weights: xr.DataArray, formula: str, facts: Facts) -> xr.DataArray:
+    """Return ``weights @ cube`` along ``model``: the contrast cube (lazy on dask).
+
+    ``cube`` was validated (``facts``). In memory, a contrast whose weights are a
+    difference of two models (or one model alone) is computed by subtraction,
+    which equals the weighted sum to the last bit; the contrast cube is then
+    made read-only, checked finite (a difference can overflow) and remembered as
+    valid (:mod:`cvstats.cube.known`): it has the cube's NaN pattern, test sizes
+    and coordinates, so the methods need not validate it again.
+    """
     dims: list[Hashable] = [d for d in cube.dims if d != MODEL]
-    out = out.transpose(*dims, CONTRAST)
+    W = weights.transpose(CONTRAST, MODEL).values
+    signed = [(np.flatnonzero(row == 1), np.flatnonzero(row == -1)) for row in W]
+    simple = all(
+        p.size == 1 and m.size <= 1 and p.size + m.size == np.count_nonzero(row)
+        for (p, m), row in zip(signed, W, strict=True)
+    )
+    if isinstance(cube.data, np.ndarray) and simple and cube.dims[-1] == MODEL:
+        values = cube.data
+        diff = np.empty((*values.shape[:-1], len(W)), dtype=values.dtype)
+        for c, (p, m) in enumerate(signed):
+            if m.size:
+                with np.errstate(over="ignore"):  # an overflow is found below: not remembered
+                    np.subtract(values[..., p[0]], values[..., m[0]], out=diff[..., c])
+            else:
+                diff[..., c] = values[..., p[0]]
+        template = cube.isel({MODEL: 0}, drop=True)
+        out = xr.DataArray(
+            diff,
+            dims=(*dims, CONTRAST),
+            coords={
+                **template.coords,
+                CONTRAST: weights[CONTRAST].values,
+                "weights": (CONTRAST, weights["weights"].values),
+            },
+        )
+    else:
+        # einsum propagates NaN (0 * NaN is NaN), and the NaN pattern is the same for every
+        # model, so the contrast is NaN exactly off the test sets.
+        out = xr.dot(cube, weights.astype(cube.dtype), dim=MODEL)
+        out = out.transpose(*dims, CONTRAST)
     out.name = cube.name
     out.attrs = {**cube.attrs, "formula": formula}
+    if isinstance(out.data, np.ndarray):
+        out = _read_only(out)
+        if not np.isinf(out.data).any():
+            remember(out, facts)
+    else:  # lazy: finiteness is proved on the first read (cvstats.cube.validation.validated)
+        remember(out, replace(facts, finite=False))
     return out
+
+
+def _read_only(cube: xr.DataArray) -> xr.DataArray:
+    """Make the values and the coordinates of a cube we built read-only.
+
+    The coordinates are copied first: they are shared with the user's cube,
+    which is not ours to change.
+    """
+    cube.data.setflags(write=False)
+    own = {
+        name: (var.dims, np.array(var.values, copy=True), var.attrs)
+        for name, var in cube.coords.variables.items()
+        if not isinstance(var, xr.IndexVariable)
+    }
+    cube = cube.assign_coords(own)
+    for name in own:
+        cube.coords.variables[name].data.setflags(write=False)
+    return cube
 
 
 def contrasts(formula: str, data: xr.DataArray | xr.Dataset) -> xr.DataArray:
@@ -805,8 +867,8 @@ def contrasts(formula: str, data: xr.DataArray | xr.Dataset) -> xr.DataArray:
     >>> int(diff.isnull().sum()) == int(cube.isnull().sum())  # NaN off the test sets
     True
     """
-    cube, weights = _weights(formula, data)
-    return _apply(cube, weights, formula)
+    cube, weights, facts = _weights(formula, data)
+    return _apply(cube, weights, formula, facts)
 
 
 def _pairwise_iv(models: object) -> None:
@@ -894,7 +956,7 @@ def pairwise(
             loss = str(data.name)
     _pairwise_iv(models)
     cube = select_loss(data, str(loss), "`loss`")
-    validate(cube)
+    facts = validated(cube)
     names = _model_names(cube)
     chosen = list(names) if models is None else [str(m) for m in models]
     unknown = [m for m in chosen if m not in names]
@@ -911,4 +973,4 @@ def pairwise(
         W[row, names.index(a)] = 1.0
         W[row, names.index(b)] = -1.0
     weights = _weights_array(W, [f"{a} - {b}" for a, b in pairs], names)
-    return _apply(cube, weights, f"{loss} ~ pairwise({MODEL})")
+    return _apply(cube, weights, f"{loss} ~ pairwise({MODEL})", facts)

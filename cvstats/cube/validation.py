@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
 import xarray as xr
 
 from cvstats.cube.compact import SLOT, validate_compact
 from cvstats.cube.dense import validate_dense
+from cvstats.cube.known import Facts, recall, remember
 from cvstats.cube.score import is_score, validate_score
+from cvstats.errors import CubeError
 
-__all__ = ["validate"]
+__all__ = ["validate", "validated", "check_finite_means"]
 
 
 def validate(cube: xr.DataArray) -> None:
@@ -42,9 +47,66 @@ def validate(cube: xr.DataArray) -> None:
     ...
     cvstats.errors.CubeError: the cube has no name; ...
     """
+    validated(cube)
+
+
+def validated(cube: xr.DataArray, *, defer_finite: bool = False) -> Facts:
+    """Validate ``cube`` as :func:`validate` does, and return what validation established.
+
+    A cube known valid (:func:`cvstats.cube.known.recall`: trusted by the caller,
+    or remembered since it was validated and provably unchanged) is not read
+    again, but for the finiteness of a lazy contrast cube (``Facts.finite`` False),
+    checked here in one read unless ``defer_finite`` (the caller checks it from
+    the split means it computes anyway: :func:`check_finite_means`). A cube that
+    cannot change in place is remembered after it passes.
+
+    Raises
+    ------
+    CubeError
+        As :func:`validate`.
+    """
+    facts = recall(cube) if isinstance(cube, xr.DataArray) else None
+    if facts is not None and (facts.finite or defer_finite):
+        return facts
+    if facts is not None:  # all but finiteness proved: one read for it
+        if bool(np.isinf(cube).any()):
+            _checked(cube)  # names the first infinity
+        facts = replace(facts, finite=True)
+        remember(cube, facts)
+        return facts
+    facts = _checked(cube)
+    remember(cube, facts)
+    return facts
+
+
+def _checked(cube: xr.DataArray) -> Facts:
+    """Run the checks of the cube's form (every value read)."""
     if isinstance(cube, xr.DataArray) and SLOT in cube.dims:
         validate_compact(cube)
-    elif is_score(cube):
+        return Facts()
+    if is_score(cube):
         validate_score(cube)
-    else:
-        validate_dense(cube)
+        return Facts()
+    return validate_dense(cube)
+
+
+def check_finite_means(cube: xr.DataArray, means: xr.DataArray) -> None:
+    """Finish the validation a caller deferred (``validated(cube, defer_finite=True)``).
+
+    ``means`` are the split means of ``cube``, computed: every split has a test
+    example (validated), so a mean is finite unless a loss is infinite (or the
+    sum of the split's losses overflows). A non-finite mean sends the cube to
+    the full validation, which names the first infinity.
+
+    Raises
+    ------
+    CubeError
+        If a loss is infinite, or a split's sum of losses overflows.
+    """
+    if np.isfinite(np.asarray(means.values)).all():
+        return
+    _checked(cube)
+    raise CubeError(
+        "a split's sum of losses overflows the float range (its mean is not finite); "
+        "rescale the losses."
+    )

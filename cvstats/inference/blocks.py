@@ -26,11 +26,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 import xarray as xr
 
 from cvstats.cube import in_test
 from cvstats.cube.compact import EXAMPLE_INDEX, SLOT
+from cvstats.cube.known import lazy, recall, scoped_cache
 from cvstats.cube.schema import EXAMPLE, N_TEST, SPLIT
 from cvstats.cube.score import is_score
 from cvstats.errors import DesignError
@@ -39,6 +39,7 @@ __all__ = [
     "PROVIDERS",
     "BlockSizes",
     "split_means",
+    "share_split_means",
     "block_positions",
     "main_means",
     "half_means",
@@ -89,13 +90,58 @@ def split_means(
     method : str
         Name of the calling method, for error messages.
     """
-    if blocks is not None:
-        keep = np.sort(np.concatenate([block_positions(cube, b, method) for b in blocks]))
-        contiguous = keep[-1] - keep[0] + 1 == keep.size
-        # a slice is a view; an index array would copy the selected losses first
-        cube = cube.isel({SPLIT: slice(keep[0], keep[-1] + 1) if contiguous else keep})
+    cache = scoped_cache(cube)  # within compare: computed once, shared by the methods
+    key = None if blocks is None else tuple(blocks)
+    if cache is not None and key in cache:
+        return cache[key]
+    if cache is not None and None in cache and not is_score(cube):
+        cache[key] = cache[None].isel({SPLIT: _positions(cube, blocks, method)})
+        return cache[key]
+    means = _block_means(cube, blocks, method)
+    if cache is not None:
+        cache[key] = means
+    return means
+
+
+def share_split_means(cube: xr.DataArray) -> xr.DataArray:
+    """Compute the mean of every split of ``cube`` once, for the methods of a scope.
+
+    Within :func:`cvstats.cube.known.scope` (``compare``), the later
+    :func:`split_means` calls take their blocks from these. A lazy cube's means
+    are computed here, in one read of the cube (they are small: one value per
+    split), so that no method reads the cube again and the methods' results
+    are in memory.
+    """
+    means = split_means(cube)
+    if lazy(means.data):
+        means = means.compute()
+        cache = scoped_cache(cube)
+        if cache is not None:
+            cache[None] = means
+    return means
+
+
+def _block_means(cube: xr.DataArray, blocks: Sequence[str] | None, method: str) -> xr.DataArray:
+    """Return the split means of ``blocks`` (None: every split), one reduction per run."""
+    if blocks is None:
+        return cube.copy(deep=False) if is_score(cube) else _means(cube)
+    keep = _positions(cube, blocks, method)
     if is_score(cube):  # one score per split: the split means themselves
-        return cube.copy(deep=False)
+        return cube.isel({SPLIT: keep})
+    # the means of each run of consecutive splits, over a slice (a view): an index
+    # array would copy the selected losses first
+    runs = np.split(keep, np.flatnonzero(np.diff(keep) != 1) + 1)
+    parts = [_means(cube.isel({SPLIT: slice(run[0], run[-1] + 1)})) for run in runs]
+    return parts[0] if len(parts) == 1 else xr.concat(parts, SPLIT)
+
+
+def _positions(cube: xr.DataArray, blocks: Sequence[str], method: str) -> np.ndarray:
+    """Sorted positions along ``split`` of the splits of ``blocks``."""
+    return np.sort(np.concatenate([block_positions(cube, b, method) for b in blocks]))
+
+
+def _means(cube: xr.DataArray) -> xr.DataArray:
+    """Return the test mean of every split of a dense or compact cube."""
     # a compact cube (cvstats.cube.compact) holds the test losses on a `slot` dim, NaN-padded
     over = SLOT if SLOT in cube.dims else EXAMPLE
     # bottleneck's nanmean reads the data once, numpy's copies it: ~20x faster on numpy
@@ -125,9 +171,27 @@ def block_positions(cube: xr.DataArray | xr.Dataset, block: str, method: str) ->
 
 
 def _take(means: xr.DataArray, index: np.ndarray, dims: tuple[str, ...]) -> xr.DataArray:
-    """``means`` indexed on ``split`` by an integer array laid out over ``dims``."""
-    picked = means.isel({SPLIT: xr.DataArray(index, dims=dims)})
-    return picked.drop_vars([c for c in picked.coords if SPLIT in picked[c].dims or c == SPLIT])
+    """``means`` indexed on ``split`` by an integer array laid out over ``dims``.
+
+    The new dims take the place of ``split``; the coordinates on ``split`` are
+    dropped. In memory by :func:`numpy.take` (the split means are small, and
+    xarray's vectorized indexing costs more than the reduction that made them).
+    """
+    if not isinstance(means.data, np.ndarray):  # dask: lazy, through xarray
+        picked = means.isel({SPLIT: xr.DataArray(index, dims=dims)})
+        return picked.drop_vars(
+            [c for c in picked.coords if SPLIT in picked[c].dims or c == SPLIT]
+        )
+    axis = means.get_axis_num(SPLIT)
+    return xr.DataArray(
+        np.take(means.data, index, axis=axis),
+        dims=(*means.dims[:axis], *dims, *means.dims[axis + 1 :]),
+        coords={
+            k: v for k, v in means.coords.variables.items() if k != SPLIT and SPLIT not in v.dims
+        },
+        name=means.name,
+        attrs=means.attrs,
+    )
 
 
 def main_means(means: xr.DataArray, method: str, *, min_splits: int = 1) -> xr.DataArray:
@@ -142,34 +206,37 @@ def main_means(means: xr.DataArray, method: str, *, min_splits: int = 1) -> xr.D
     return _take(means, pos, (J_DIM,))
 
 
-def _grid(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
-    """Positions laid out on the grid of ``keys`` plus an inner index (order of appearance)."""
-    frame = frame.copy()
-    frame["_inner"] = frame.groupby(keys, sort=True).cumcount()
-    codes = [pd.factorize(frame[k], sort=True)[0] for k in [*keys, "_inner"]]
-    shape = tuple(int(c.max()) + 1 for c in codes)
-    out = np.full(shape, -1, dtype=np.intp)
-    out[tuple(codes)] = frame["pos"].to_numpy()
+def _grid(pos: np.ndarray, *keys: np.ndarray) -> np.ndarray:
+    """Positions laid out on the grid of ``keys`` plus an inner index (order of appearance).
+
+    ``out[k1, k2, ..., i]`` is the position of the ``i``-th split (in split order)
+    whose keys have the sorted codes ``k1, k2, ...``.
+    """
+    codes = [np.unique(k, return_inverse=True)[1].ravel() for k in keys]
+    outer = tuple(int(c.max()) + 1 for c in codes)
+    group = np.ravel_multi_index(codes, outer)
+    order = np.argsort(group, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(group[order]) != 0])
+    inner = np.empty_like(group)
+    inner[order] = np.arange(group.size) - np.repeat(starts, np.diff(np.r_[starts, group.size]))
+    out = np.full((*outer, int(inner.max()) + 1), -1, dtype=np.intp)
+    out[(*codes, inner)] = pos
     if (out < 0).any():  # validate() guarantees complete groups; guard anyway
-        raise DesignError(f"the {keys} groups of the cube's splits are incomplete.")
+        raise DesignError("the groups of the cube's splits are incomplete.")
     return out
 
 
 def half_means(means: xr.DataArray, method: str) -> xr.DataArray:
     """Half-block split means over core dims ``(_m, _side, _j)`` (docs/theory.md §4, method 4)."""
     pos = block_positions(means, "half", method)
-    frame = pd.DataFrame(
-        {"pos": pos, "half": means["half"].values[pos], "side": means["side"].values[pos]}
-    )
-    index = _grid(frame, ["half", "side"])
+    index = _grid(pos, means["half"].values[pos], means["side"].values[pos])
     return _take(means, index, (M_DIM, SIDE_DIM, J_DIM))
 
 
 def replicate_means(means: xr.DataArray, method: str) -> xr.DataArray:
     """Replicate-block split means over core dims ``(_r, _j)`` (docs/theory.md §4, method 5)."""
     pos = block_positions(means, "replicate", method)
-    frame = pd.DataFrame({"pos": pos, "replicate": means["replicate"].values[pos]})
-    index = _grid(frame, ["replicate"])
+    index = _grid(pos, means["replicate"].values[pos])
     if index.shape[0] < 2:
         raise DesignError(
             f"{method} needs at least 2 bootstrap replicates (a sample variance over "
@@ -186,10 +253,7 @@ def five_by_two_means(means: xr.DataArray, method: str) -> xr.DataArray:
     ``[..., m, 1]`` is ``μ̃^c_(m)``.
     """
     pos = block_positions(means, "5x2", method)
-    frame = pd.DataFrame(
-        {"pos": pos, "half": means["half"].values[pos], "side": means["side"].values[pos]}
-    )
-    index = _grid(frame, ["half", "side"])[..., 0]
+    index = _grid(pos, means["half"].values[pos], means["side"].values[pos])[..., 0]
     if index.shape != (5, 2):
         raise DesignError(
             f"{method} needs the five replications of Dietterich's 5x2 design (10 splits), but "
@@ -241,9 +305,12 @@ def block_sizes(cube: xr.DataArray, block: str, method: str) -> BlockSizes:
     """
     pos = block_positions(cube, block, method)
     n1 = cube["n_train"].values[pos]
+    facts = recall(cube)
     if is_score(cube) or (N_TEST in cube.coords and EXAMPLE in cube.dims):
         # no NaN pattern, or sizes stated: the test sizes are a coordinate
         n2 = np.asarray(cube[N_TEST].values)[pos]
+    elif facts is not None and facts.first_counts is not None:  # counted by validation
+        n2 = facts.first_counts[pos]
     else:
         if SLOT in cube.dims:  # compact cube: the test examples are the non-padding slots
             mask, over = cube[EXAMPLE_INDEX].isel({SPLIT: pos}) >= 0, SLOT

@@ -10,7 +10,6 @@ import numbers
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -20,6 +19,7 @@ from cvstats import kernels
 from cvstats.cube import validate
 from cvstats.cube.apply import apply_kernel
 from cvstats.cube.checks import validate_alpha, validate_alternative
+from cvstats.cube.known import Facts, scope
 from cvstats.cube.score import examples_refusal, is_score
 from cvstats.errors import ArgumentError, CubeError, DesignError
 from cvstats.inference.registry import MethodSpec, time_order_refusal
@@ -40,19 +40,16 @@ __all__ = [
 ]
 
 
-# ids of cubes a caller (compare) has validated already, so that running many
-# methods on one cube validates it once; scoped to a `with trusted(cube):` block.
-_TRUSTED: ContextVar[frozenset[int]] = ContextVar("cvstats_trusted_cubes", default=frozenset())
-
-
 @contextmanager
-def trusted(cube: xr.DataArray) -> Iterator[None]:
-    """Within the block, methods skip re-validating ``cube`` (already validated)."""
-    token = _TRUSTED.set(_TRUSTED.get() | {id(cube)})
-    try:
+def trusted(cube: xr.DataArray, facts: Facts | None = None) -> Iterator[None]:
+    """Within the block, methods skip re-validating ``cube`` (already validated).
+
+    ``facts``: what the caller's validation established (:class:`cvstats.cube.known.Facts`);
+    the split means computed within the block are shared by the methods
+    (:func:`cvstats.cube.known.scope`).
+    """
+    with scope(cube, facts):
         yield
-    finally:
-        _TRUSTED.reset(token)
 
 
 class Options(NamedTuple):
@@ -90,7 +87,7 @@ def check_options(
         raise CubeError(examples_refusal(method.name))
     if method is not None:
         method.check_options({"mu0": mu0, "alternative": alternative, **(extra or {})})
-    if check and id(cube) not in _TRUSTED.get():
+    if check:  # not read again when trusted, or remembered and provably unchanged
         validate(cube)
     if method is not None:  # after validation, which names a cube that is no cube
         ordered = method.time_order_refusal(cube)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html import escape as html_escape
 from typing import Any
 
@@ -18,11 +18,14 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from cvstats.cube import unit_dim, validate
+from cvstats.cube import unit_dim
 from cvstats.cube.formula import contrasts, parse_formula, select_loss
+from cvstats.cube.known import Facts, recall, settle
 from cvstats.cube.schema import CONTRAST
 from cvstats.cube.score import examples_refusal, is_score
+from cvstats.cube.validation import check_finite_means, validated
 from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, ZeroVarianceWarning
+from cvstats.inference.blocks import share_split_means
 from cvstats.inference.common import trusted
 from cvstats.inference.recommend import Recommendation, recommend
 from cvstats.inference.registry import METHODS, TARGETS, applicable_methods
@@ -341,20 +344,23 @@ def _check_zero_one(models: xr.DataArray) -> None:
 
 def _resolve_cube(
     formula: str | xr.DataArray, data: xr.DataArray | xr.Dataset | None
-) -> tuple[xr.DataArray, str]:
-    """Return the validated contrast cube and a description of its contrasts."""
+) -> tuple[xr.DataArray, str, Facts]:
+    """Return the validated contrast cube, a description of its contrasts and its facts."""
     if isinstance(formula, xr.DataArray) and data is None:
         cube = formula
-        validate(cube)
+        # not read again if remembered (a contrast cube of ours); a lazy one's finiteness is
+        # checked below, from the split means
+        facts = validated(cube, defer_finite=not is_score(cube))
         if unit_dim(cube) != CONTRAST:
             cube = cube.rename({unit_dim(cube): CONTRAST})
-        return cube, str(cube.attrs.get("formula", f"{cube.name} by {CONTRAST}"))
+        return cube, str(cube.attrs.get("formula", f"{cube.name} by {CONTRAST}")), facts
     if isinstance(formula, str):
         if data is None:
             raise CvstatsTypeError("`data` is required with a formula: compare(formula, data).")
         # contrasts() validates the cube it reads; a linear contrast of a valid cube keeps
         # its NaN pattern, finiteness and coordinates, so one validation pass is enough
-        return contrasts(formula, data), formula
+        cube = contrasts(formula, data)
+        return cube, formula, recall(cube) or Facts()
     raise CvstatsTypeError(
         f"`formula` must be a str (with `data`) or a cube, got {type(formula).__name__}."
     )
@@ -477,17 +483,25 @@ def compare(
     """
     if target not in TARGETS:
         raise ArgumentError(f"`target` must be one of {list(TARGETS)}, got {target!r}.")
-    cube, described = _resolve_cube(formula, data)
+    cube, described, facts = _resolve_cube(formula, data)
     options: dict[str, Any] = {"mu0": mu0, "alpha": alpha, "alternative": alternative}
-    names, notes = _method_names(cube, methods, target, options)
-    if isinstance(formula, str) and any(METHODS[n].zero_one for n in names):
-        _check_zero_one(select_loss(data, parse_formula(formula)[0], "the formula"))
     results: dict[str, InferenceResult] = {}
-    with trusted(cube):
+    with trusted(cube, facts):  # one validation, and the split means computed once
+        names, notes = _method_names(cube, methods, target, options)
+        if isinstance(formula, str) and any(METHODS[n].zero_one for n in names):
+            _check_zero_one(select_loss(data, parse_formula(formula)[0], "the formula"))
+        if (len(names) > 1 or not facts.finite) and not is_score(cube):
+            # every split's mean in one reduction (one read of a lazy cube), shared by the
+            # methods; for a lazy contrast cube, they also prove its losses finite
+            means = share_split_means(cube)
+            if not facts.finite:
+                check_finite_means(cube, means)
+                facts = replace(facts, finite=True)
+                settle(cube, facts)
         for name in names:
             spec = METHODS[name]
             sub = _pairs_only(cube) if spec.contrasts == "pairwise" else cube
-            with trusted(sub):
+            with trusted(sub, facts):
                 results[name] = spec.func(sub, **spec.fixed, **options)
     supported = tuple(applicable_methods(cube, target))
     levels = None
@@ -498,7 +512,7 @@ def compare(
             models = select_loss(data, parse_formula(formula)[0], "the formula")
             spec = METHODS[how]
             # display only: a zero variance there was warned about by the methods above
-            with trusted(models), warnings.catch_warnings():
+            with trusted(models, facts), warnings.catch_warnings():  # counts shared with P
                 warnings.simplefilter("ignore", ZeroVarianceWarning)
                 levels = spec.func(models, **spec.fixed, alpha=alpha)
     return ComparisonTable(

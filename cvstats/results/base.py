@@ -139,6 +139,21 @@ def bounds(lower: xr.DataArray, upper: xr.DataArray) -> xr.DataArray:
     (('ci_bound',), ['lower', 'upper'])
     """
     pair = [as_dataarray(lower), as_dataarray(upper)]
+    low, high = pair
+    if (
+        isinstance(low.data, np.ndarray)
+        and isinstance(high.data, np.ndarray)
+        and low.dims == high.dims
+        and low.shape == high.shape
+        and all(low.indexes[d].equals(high.indexes[d]) for d in low.indexes)
+    ):  # in memory and aligned: stack without xarray's alignment machinery
+        return xr.DataArray(
+            np.stack([low.data, high.data], axis=-1),
+            dims=(*low.dims, CI_BOUND),
+            coords={**low.coords.variables, CI_BOUND: np.array(BOUNDS)},
+            name=low.name,
+            attrs=low.attrs,
+        )
     out = xr.concat(pair, dim=CI_BOUND, coords="minimal", compat="override")
     return out.assign_coords({CI_BOUND: np.array(BOUNDS)}).transpose(..., CI_BOUND)
 
@@ -168,7 +183,10 @@ def tidy_frame(values: dict[str, xr.DataArray]) -> tuple[pd.DataFrame, list[str]
     Non-dim coordinates are dropped; the arrays are broadcast against each
     other and computed.
     """
-    ds = xr.Dataset(dict(zip(values, xr.broadcast(*values.values()), strict=True))).compute()
+    arrays = list(values.values())
+    same = all(a.dims == arrays[0].dims and a.shape == arrays[0].shape for a in arrays)
+    aligned = arrays if same else xr.broadcast(*arrays)  # one shape already: no broadcast
+    ds = xr.Dataset(dict(zip(values, aligned, strict=True))).compute()
     dims = [str(d) for d in ds.dims]
     ds = ds.drop_vars([c for c in ds.coords if c not in ds.dims])
     if dims:

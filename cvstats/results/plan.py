@@ -41,6 +41,8 @@ PLAN_GRID_COLUMNS = (
     "power_high",
     "size",
     "political_ratio",
+    "variance",
+    "expected_variance",
     "meets_target",
 )
 # the plan table's columns read at the chosen J, and those read from the per-unit fields
@@ -52,6 +54,8 @@ _PER_UNIT = (
     "half_width_limit",
     "power_limit",
     "rho",
+    "rho_low",
+    "rho_high",
     "s2",
     "sigma1",
     "pilot_estimate",
@@ -70,8 +74,9 @@ class PlanResult(Result):
     Attributes
     ----------
     method : str
-        The test planned for: ``"corrected_resampled_t"`` or
-        ``"corrected_repeated_kfold_t"``.
+        The test planned for: ``"corrected_resampled_t"``,
+        ``"corrected_repeated_kfold_t"``, ``"conservative_z"``,
+        ``"corrected_bootstrap_t"`` or ``"bootstrap_t"``.
     title : str
         Readable name of the plan.
     loss : str
@@ -90,8 +95,12 @@ class PlanResult(Result):
         Examples of the data set, and the training and test sizes of the planned splits.
     K : int
         Folds of the planned repeated k-fold (0 for random splits).
-    fits_per_split : int
-        Fits per learner that one split costs (1 for both methods).
+    design_dim : str
+        The method's second design parameter, a dim of the plan: ``"M"`` (half-splits
+        of the conservative Z, ``J (1 + 2M)`` fits), ``"R"`` (replicates of the
+        bootstraps, ``(R + 1) J`` fits) or ``""`` (``J`` fits).
+    half_n1 : int
+        Training size ``⌊n/2⌋ - n2`` inside the conservative Z's halves (0 otherwise).
     pilot_splits : int
         Splits ``J_p`` of the pilot's main block.
     pilot_n2 : int
@@ -99,8 +108,12 @@ class PlanResult(Result):
     pilot_df : int
         Degrees of freedom of the pilot's ``S²``: ``J_p - 1``, times the number of
         datasets when they are pooled.
+    pilot_halves : int
+        Half-splits of the pilot's ``"half"`` block used (conservative Z; else 0).
     search_end : int
-        The largest ``J`` searched for the targets: the budget's, or 10 000 splits.
+        The largest ``J`` searched for the targets: the budget's, or ``search_limit``.
+    search_limit : int
+        The largest ``J`` searched without a budget (10 000 splits, or folds × K).
     rho_source : str
         Where ``ρ`` comes from: ``"rho0"`` (the test's own ``ρ0``), ``"fit_rho"``
         (estimated across the pilot's datasets) or ``"given"`` (``rho=``).
@@ -109,27 +122,42 @@ class PlanResult(Result):
     note : str
         What else the plan assumed (the pairwise contrasts it built, a score's ρ0...).
     n_fits : xarray.DataArray
-        Fits per learner of each design, over ``J``.
+        Fits per learner of each design, over ``J`` (and ``M`` or ``R``).
     half_width : xarray.DataArray
-        ``c_{J-1} sqrt((1/J + n2/n1) E[S²])``: the half-width of the interval at
-        the expected variance estimate, which is also the root mean square of the
-        half-width (docs/theory.md §10). Over ``(J, unit, extra...)``.
+        ``c sqrt(E[σ̂²])``: the half-width of the interval at the expected variance
+        estimate, which is also the root mean square of the half-width
+        (docs/theory.md §10); e.g. ``t_{J-1} sqrt((1/J + n2/n1) E[S²])`` for the
+        corrected resampled t. Over ``(J, unit, extra..., [M | R])``.
     half_width_ci : xarray.DataArray
         The same at the ends of the pilot's ``1 - alpha`` chi-square interval for
-        ``E[S²]`` (``ρ`` held fixed), on a trailing ``ci_bound`` dim.
+        ``E[S²]``; for the conservative Z, at the least and greatest ``E[σ̂²_cz]``
+        over the box of the ``1 - alpha`` intervals of the pilot's ``V'_{J_h}`` and
+        ``τ'²`` (docs/theory.md §10, "The bands"). On a trailing ``ci_bound`` dim. The
+        width does not depend on ``ρ``.
     mean_half_width : xarray.DataArray
-        The mean half-width under Lemma 2 (Gaussian split means): ``c4(J)`` times
-        ``half_width``.
+        ``c4`` times ``half_width`` (``c4`` of the ``ν`` degrees of freedom of
+        ``σ̂²``): the expected half-width only under the Gaussian assumptions of
+        Lemma 2 (Nadeau & Bengio, 2003; ``ν σ̂²/E[σ̂²] ~ χ²_ν``, for the conservative
+        Z with ``r = 0`` and Gaussian half differences), an approximation otherwise;
+        ``half_width``, the root mean square, needs Lemma 1 only.
     power : xarray.DataArray
         Power of the two-sided test at level ``alpha`` to detect ``effect``
         (noncentral t, docs/theory.md §10); NaN without ``effect``.
     power_ci : xarray.DataArray
-        The same at the ends of the pilot's interval for ``E[S²]`` (``ci_bound``).
+        Its least and greatest values over the pilot's intervals for ``E[S²]``
+        (and ``E[σ̂²_cz]``) and, when ``ρ`` comes from ``fit_rho``, over ``ρ̂`` and
+        seven points of :attr:`rho_ci` evenly spaced in ``ρ/(1 - ρ)`` (``ci_bound``).
+        With more than one interval their box covers with probability at least
+        ``1 - 2 alpha`` (Bonferroni), not ``1 - alpha`` (docs/theory.md §10).
     size : xarray.DataArray
         The test's actual rejection rate when the difference is 0 (``alpha``
-        when ``ρ`` is the test's ``ρ0``).
+        when ``ρ`` is the corrected tests' ``ρ0``).
     political_ratio : xarray.DataArray
-        ``Var[μ̂_J] / E[σ̂²] = (1/J + ρ/(1-ρ)) / (1/J + n2/n1)``.
+        ``Var[μ̂_J] / E[σ̂²]``, e.g. ``(1/J + ρ/(1-ρ)) / (1/J + n2/n1)``.
+    variance : xarray.DataArray
+        ``Var[μ̂_J] = E[S²] (1/J + ρ/(1-ρ))`` (Lemma 1).
+    expected_variance : xarray.DataArray
+        ``E[σ̂²]``, the expected variance estimate of the test.
     meets_target : xarray.DataArray
         Whether the design meets every target given (width, power) within the budget.
     pilot_estimate : xarray.DataArray
@@ -138,6 +166,9 @@ class PlanResult(Result):
         ``E[S²] = σ1 (1 - ρ)`` estimated from the pilot, at the planned ``n2``.
     rho : xarray.DataArray
         The ``ρ`` the plan assumes, over the units (and extra dims).
+    rho_ci : xarray.DataArray
+        The interval of ``ρ`` the power band spans: ``fit_rho``'s ``1 - alpha``
+        interval clipped to ``[0, 0.999]``, or ``[ρ, ρ]`` when ``ρ`` is given or ``ρ0``.
     sigma1 : xarray.DataArray
         ``σ1 = E[S²] / (1 - ρ)``, the variance of one split mean.
     half_width_limit, power_limit : xarray.DataArray
@@ -163,11 +194,14 @@ class PlanResult(Result):
     n1: int
     n2: int
     K: int
-    fits_per_split: int
+    design_dim: str
+    half_n1: int
     pilot_splits: int
     pilot_n2: int
     pilot_df: int
+    pilot_halves: int
     search_end: int
+    search_limit: int
     rho_source: str
     assumption: str
     note: str
@@ -179,10 +213,13 @@ class PlanResult(Result):
     power_ci: xr.DataArray
     size: xr.DataArray
     political_ratio: xr.DataArray
+    variance: xr.DataArray
+    expected_variance: xr.DataArray
     meets_target: xr.DataArray
     pilot_estimate: xr.DataArray
     s2: xr.DataArray
     rho: xr.DataArray
+    rho_ci: xr.DataArray
     sigma1: xr.DataArray
     half_width_limit: xr.DataArray
     power_limit: xr.DataArray
@@ -201,10 +238,13 @@ class PlanResult(Result):
         "power_ci",
         "size",
         "political_ratio",
+        "variance",
+        "expected_variance",
         "meets_target",
         "pilot_estimate",
         "s2",
         "rho",
+        "rho_ci",
         "sigma1",
         "half_width_limit",
         "power_limit",
@@ -248,7 +288,14 @@ class PlanResult(Result):
             # the numbers of the grid at each unit's J_chosen (pointwise selection)
             at = {name: getattr(self, name).sel(J=self.J_chosen) for name in _AT_J}
             values = {"J": self.J_chosen, **at}
-            values.update({name: getattr(self, name) for name in _PER_UNIT})
+            rho_low, rho_high = split_interval(self.rho_ci)
+            fields = {"rho_low": rho_low, "rho_high": rho_high}
+            values.update(
+                {
+                    name: fields[name] if name in fields else getattr(self, name)
+                    for name in _PER_UNIT
+                }
+            )
             values = {k: v.drop_vars("J", errors="ignore") for k, v in values.items()}
             frame, dims = tidy_frame(values)
             return frame[[*dims, *PLAN_TABLE_COLUMNS]]
@@ -265,6 +312,8 @@ class PlanResult(Result):
             "power_high": phigh,
             "size": self.size,
             "political_ratio": self.political_ratio,
+            "variance": self.variance,
+            "expected_variance": self.expected_variance,
             "meets_target": self.meets_target,
         }
         # the first array sets the order of the dims: J, the unit, the extra dims
@@ -310,7 +359,35 @@ class PlanResult(Result):
     def _design(self) -> str:
         if self.K:
             return f"repeated {self.K}-fold, n = {self.n} (n1 = {self.n1}, n2 = {self.n2})"
-        return f"random splits, n = {self.n} (n1 = {self.n1}, n2 = {self.n2})"
+        text = f"random splits, n = {self.n} (n1 = {self.n1}, n2 = {self.n2})"
+        if self.design_dim == "M":
+            text += f"; M half-splits of n/2, J inner splits each (n1' = {self.half_n1})"
+        elif self.design_dim == "R":
+            text += "; R replicates of J splits"
+        return text
+
+    def fits(self, J: int, value: int = 0) -> int:
+        """Return the fits per learner of ``J`` splits (``value``: the design's ``M`` or ``R``).
+
+        ``J`` for the t tests, ``J (1 + 2M)`` for the conservative Z, ``(R + 1) J``
+        for the bootstraps (docs/theory.md §4).
+
+        Parameters
+        ----------
+        J : int
+            Splits of the main block (and per half, per replicate).
+        value : int, default 0
+            ``M`` or ``R`` (ignored by the t tests).
+
+        Returns
+        -------
+        int
+        """
+        if self.design_dim == "M":
+            return J * (1 + 2 * value)
+        if self.design_dim == "R":
+            return J * (value + 1)
+        return J
 
     def _summary_info(self, table: str = "plan") -> list[tuple[str, str]]:
         return [
@@ -319,15 +396,21 @@ class PlanResult(Result):
             ("Design:", self._design()),
             ("Level:", f"{100 * (1 - self.alpha):g}% intervals, two-sided tests"),
             ("Targets:", self._targets()),
-            ("Pilot:", f"{self.pilot_splits} splits, n2 = {self.pilot_n2}, S² df {self.pilot_df}"),
+            ("Pilot:", self._pilot()),
             ("ρ:", self.assumption),
             *([("Note:", self.note)] if self.note else []),
         ]
 
+    def _pilot(self) -> str:
+        text = f"{self.pilot_splits} splits, n2 = {self.pilot_n2}, S² df {self.pilot_df}"
+        if self.pilot_halves:
+            text += f", {self.pilot_halves} half-splits"
+        return text
+
     def _display_details(self) -> list[str]:
         return [
             f"{self._design()}; {100 * (1 - self.alpha):g}% intervals; targets: {self._targets()}",
-            f"pilot: {self.pilot_splits} splits (n2 = {self.pilot_n2}); {self.assumption}",
+            f"pilot: {self._pilot()}; {self.assumption}",
         ]
 
     def _display_frame(self) -> pd.DataFrame:
@@ -337,7 +420,7 @@ class PlanResult(Result):
 
     def _display_notes(self) -> list[str]:
         return [
-            "half_width = c_(J-1) sqrt((1/J + n2/n1) E[S²]) (root mean square); "
+            "half_width = critical value × sqrt(E[σ̂²]) (root mean square); "
             "to_frame() has the grid over J (docs/theory.md §10)"
         ]
 
@@ -391,7 +474,7 @@ class PlanResult(Result):
         frame = self.to_frame("plan")
         dims = self._frame_dims(frame)
         unit = next((d for d in dims if d in (CONTRAST, MODEL)), None)
-        others = [d for d in dims if d != unit]
+        others = [d for d in dims if d not in (unit, self.design_dim)]
         keys = [str(v) for v in self.J_chosen[unit].values] if unit else []
         labels = dict(zip(keys, self.labels() if unit else [], strict=True))
         level = f"{100 * (1 - self.alpha):g}%"
@@ -413,6 +496,11 @@ class PlanResult(Result):
         J = int(row["J"])
         fits = int(row["n_fits"])
         unit = "splits" if not self.K else f"folds ({J // self.K} × {self.K}-fold)"
+        value = int(row[self.design_dim]) if self.design_dim else 0
+        if self.design_dim == "M":
+            unit += f" and M = {value} half-splits"
+        elif self.design_dim == "R":
+            unit += f" and R = {value} replicates"
         what = f"a {level} half-width of {self._amount(q, float(row['half_width']))}"
         if self.effect is not None:
             what += (
@@ -438,6 +526,7 @@ class PlanResult(Result):
                 self._target_text(
                     f"the target half-width {self._amount(q, self.target_width)}",
                     float(row["J_width"]),
+                    value,
                     self.target_width <= float(row["half_width_limit"]),
                     f"the half-width never falls below "
                     f"{self._amount(q, float(row['half_width_limit']))} (its limit as J → ∞)",
@@ -448,6 +537,7 @@ class PlanResult(Result):
                 self._target_text(
                     f"the power {self.target_power:g}",
                     float(row["J_power"]),
+                    value,
                     self.target_power >= float(row["power_limit"]),
                     f"the power never exceeds {float(row['power_limit']):.2g} (its limit "
                     "as J → ∞)",
@@ -461,13 +551,14 @@ class PlanResult(Result):
                 text += f" (both from J = {int(both)})"
         return text + "."
 
-    def _target_text(self, target: str, met_from: float, never: bool, why: str) -> str:
+    def _target_text(self, target: str, met_from: float, value: int, never: bool, why: str) -> str:
         if np.isfinite(met_from):
             return f"{target} is met from J = {int(met_from)}"
         if never:
             return f"{target} cannot be met with n = {self.n} examples: {why}"
-        if self.budget_fits is not None and self.search_end * self.fits_per_split >= (
-            self.budget_fits // max(self.K, 1) * max(self.K, 1)
-        ):
-            return f"{target} cannot be met within the budget of {self.budget_fits} fits"
-        return f"{target} is not met by J = {self.search_end}, the end of the search"
+        step = max(self.K, 1)
+        if self.budget_fits is not None:
+            budget_J = self.budget_fits // self.fits(1, value) // step * step
+            if budget_J <= self.search_limit:
+                return f"{target} cannot be met within the budget of {self.budget_fits} fits"
+        return f"{target} is not met by J = {self.search_limit}, the end of the search"

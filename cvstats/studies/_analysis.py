@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,7 @@ from cvstats.cube.apply import apply_kernel
 from cvstats.cube.checks import validate_alpha
 from cvstats.errors import ArgumentError, ZeroVarianceWarning
 from cvstats.reporting.tables import PublicationTable, nadeau_bengio_table
+from cvstats.studies._common import study_doc
 from cvstats.studies._splits import CONFIGS
 
 __all__ = [
@@ -469,6 +470,7 @@ def power_figure(
     return fig
 
 
+@study_doc
 def j_study(
     ds: xr.Dataset,
     Js: Sequence[int] = (5, 10, 15, 25),
@@ -480,10 +482,7 @@ def j_study(
 ) -> xr.DataArray:
     """Rejection rates at the target against ``J`` (docs/studies.md §D, the J-study).
 
-    Parameters
-    ----------
-    ds : xarray.Dataset
-        Output of :func:`cvstats.studies.run_study`.
+    %(parameters_run_output)s
     Js : sequence of int
         Values of ``J``; those above the run's ``J`` are skipped.
     config : str, default "9n/10,n/10"
@@ -498,38 +497,25 @@ def j_study(
     xarray.DataArray
         Over ``(J, quantity, method)``; the bootstrap is NaN for ``J > J_rep``.
 
-    Raises
-    ------
-    ArgumentError
-        If ``alpha`` is not in ``(0, 1)`` or no value of ``Js`` is available.
+    %(raises_sizes_of_run)s
     """
     alpha = validate_alpha(alpha)
     M, R = min(M, ds.sizes["m"]), min(R, ds.sizes["replicate"])
-    rows = []
-    Js = [j for j in Js if j <= ds.sizes["j"]]
-    if not Js:
-        raise ArgumentError(
-            f"`Js` has no value <= the run's J = {ds.sizes['j']}; rerun with a larger `J`."
-        )
-    for J in Js:
+
+    def rates(J: int) -> xr.DataArray:
         res = method_results(ds, J=J, M=M, R=R)
-        rows.append(rejection_rates(res, targets(ds, res), alpha=alpha).sel(config=config))
-    return xr.concat(rows, xr.DataArray(Js, dims="J", name="J"))
+        return rejection_rates(res, targets(ds, res), alpha=alpha).sel(config=config)
+
+    return _against_size(ds, Js, "j", rates)
 
 
+@study_doc
 def m_study(
-    ds: xr.Dataset,
-    Ms: Sequence[int] = (5, 10, 20),
-    *,
-    J: int = 15,
-    alpha: float = 0.1,
+    ds: xr.Dataset, Ms: Sequence[int] = (5, 10, 20), *, J: int = 15, alpha: float = 0.1
 ) -> xr.DataArray:
     """Rejection rates of the conservative Z at the target against ``M`` (the M-study).
 
-    Parameters
-    ----------
-    ds : xarray.Dataset
-        Output of :func:`cvstats.studies.run_study`.
+    %(parameters_run_output)s
     Ms : sequence of int
         Values of ``M``; those above the run's ``M`` are skipped.
     J : int, default 15
@@ -542,22 +528,32 @@ def m_study(
     xarray.DataArray
         Over ``(M, config, quantity)``.
 
-    Raises
-    ------
-    ArgumentError
-        If ``alpha`` is not in ``(0, 1)`` or no value of ``Ms`` is available.
+    %(raises_sizes_of_run)s
     """
     alpha = validate_alpha(alpha)
     J = min(J, ds.sizes["j"])
     R = min(15, ds.sizes["replicate"])
-    rows = []
-    Ms = [m for m in Ms if m <= ds.sizes["m"]]
-    if not Ms:
-        raise ArgumentError(
-            f"`Ms` has no value <= the run's M = {ds.sizes['m']}; rerun with a larger `M`."
-        )
-    for M in Ms:
+
+    def rates(M: int) -> xr.DataArray:
         res = method_results(ds, J=J, M=M, R=R)
         rate = rejection_rates(res, targets(ds, res), alpha=alpha)
-        rows.append(rate.sel({"method": "conservative_z"}, drop=True))
-    return xr.concat(rows, xr.DataArray(Ms, dims="M", name="M"))
+        return rate.sel({"method": "conservative_z"}, drop=True)
+
+    return _against_size(ds, Ms, "m", rates)
+
+
+def _against_size(
+    ds: xr.Dataset, values: Sequence[int], dim: str, rates: Callable[[int], xr.DataArray]
+) -> xr.DataArray:
+    """``rates(v)`` for the ``values`` within the run's size ``dim``, along a new dim ``J``/``M``.
+
+    Raises :class:`~cvstats.errors.ArgumentError` if no value is within the run.
+    """
+    size = dim.upper()
+    kept = [v for v in values if v <= ds.sizes[dim]]
+    if not kept:
+        raise ArgumentError(
+            f"`{size}s` has no value <= the run's {size} = {ds.sizes[dim]}; rerun with a larger "
+            f"`{size}`."
+        )
+    return xr.concat([rates(v) for v in kept], xr.DataArray(kept, dims=size, name=size))

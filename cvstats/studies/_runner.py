@@ -65,9 +65,10 @@ import re
 import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol, Self
 
 import numpy as np
 import xarray as xr
@@ -75,6 +76,7 @@ from numpy.typing import NDArray
 
 from cvstats.cube.checks import check_int
 from cvstats.errors import ArgumentError, CvstatsWarning, StorageError
+from cvstats.studies._common import FloatArray
 from cvstats.studies._splits import (
     CONFIGS,
     DatasetSplits,
@@ -88,6 +90,8 @@ from cvstats.studies._splits import (
 __all__ = [
     "BatchFileWarning",
     "Problem",
+    "SimulationProblem",
+    "add_monte_carlo_truth",
     "attach_truth",
     "batch_checksum",
     "batch_signature",
@@ -97,9 +101,8 @@ __all__ = [
     "read_batches",
     "run_batches",
     "run_study",
+    "run_study_with_truth",
 ]
-
-FloatArray = NDArray[np.float64]
 
 #: Attribute of a batch file holding :func:`batch_checksum` of its contents.
 CHECKSUM_ATTR = "checksum"
@@ -150,13 +153,9 @@ class Problem(Protocol):
         ...
 
     def split_means(
-        self,
-        data: FloatArray,
-        test_idx: NDArray[np.int32],
-        train_idx: NDArray[np.int32],
-        test_sums: FloatArray,
-        train_sums: FloatArray,
-    ) -> FloatArray:
+        self, data: FloatArray, test_idx: NDArray[np.int32], train_idx: NDArray[np.int32],
+        test_sums: FloatArray, train_sums: FloatArray,
+    ) -> FloatArray:  # fmt: skip
         """Mean test loss of each learner, shape ``(B, ..., n_models)``."""
         ...
 
@@ -385,6 +384,71 @@ def check_simulation_params(
             kind = "a positive" if name in positive else "a finite"
             raise ArgumentError(f"`{name}` must be {kind} real number, got {value!r}.")
     return params
+
+
+def check_simulation(simulation: int, table: Mapping[int, Any]) -> int:
+    """Return ``simulation`` if it is a key of ``table`` (a module's ``SIMULATIONS``), else raise.
+
+    Raises
+    ------
+    ArgumentError
+        For a simulation that ``table`` does not hold.
+    """
+    if simulation not in table:
+        raise ArgumentError(f"`simulation` must be one of {sorted(table)}, got {simulation!r}.")
+    return simulation
+
+
+@dataclass(frozen=True)
+class SimulationProblem:
+    """Base of the problems whose simulations are the rows of a ``SIMULATIONS`` table.
+
+    A subclass (a frozen dataclass) sets :attr:`kind`, adds its parameters
+    as fields after ``simulation`` and ``n``, then ``models`` and
+    ``n_stats`` (see :class:`Problem`); :attr:`tag`, :meth:`params` and
+    :meth:`of_simulation` follow.
+
+    Attributes
+    ----------
+    kind : str
+        Class attribute: the problem's name, e.g. ``"nb-regression"``.
+    simulation : int
+        Simulation number (part of every dataset's seed).
+    n : int
+        Dataset size.
+    """
+
+    kind: ClassVar[str] = ""
+    simulation: int
+    n: int
+
+    @property
+    def tag(self) -> str:
+        """File-name tag ``"<kind>-sim<simulation>"``, e.g. ``"nb-regression-sim1"``."""
+        return f"{self.kind}-sim{self.simulation}"
+
+    def params(self) -> dict[str, Any]:
+        """Return the simulation parameters as a JSON-friendly dict."""
+        return {"problem": self.kind, **asdict(self), "models": list(self.models)}
+
+    @classmethod
+    def of_simulation(
+        cls, table: Mapping[int, dict[str, float]], simulation: int, overrides: dict[str, Any],
+        *, positive: Sequence[str] = (), what: str = "the simulation",
+    ) -> Self:  # fmt: skip
+        """Return simulation ``simulation`` of ``table``, its parameters changed by ``overrides``.
+
+        Raises
+        ------
+        ArgumentError
+            For an unknown simulation or parameter, or a value out of range
+            (:func:`check_simulation`, :func:`check_simulation_params`).
+        """
+        check_simulation(simulation, table)
+        params = check_simulation_params(
+            table[simulation], overrides, positive=positive, what=what
+        )
+        return cls(simulation=simulation, **params)
 
 
 def _batch_path(out_dir: Path, problem: Problem, k: int) -> Path:
@@ -827,20 +891,10 @@ def read_batches(paths: Sequence[Path], dim: str) -> xr.Dataset:
 
 
 def run_study(
-    problem: Problem,
-    n_datasets: int,
-    out_dir: str | os.PathLike[str],
-    *,
-    seed: int = 0,
-    J: int = 25,
-    M: int = 20,
-    R: int = 15,
-    J_rep: int = 15,
-    batch_size: int | None = None,
-    n_jobs: int = 1,
-    progress: bool = False,
-    client: Any = None,
-) -> xr.Dataset:
+    problem: Problem, n_datasets: int, out_dir: str | os.PathLike[str], *, seed: int = 0,
+    J: int = 25, M: int = 20, R: int = 15, J_rep: int = 15, batch_size: int | None = None,
+    n_jobs: int = 1, progress: bool = False, client: Any = None,
+) -> xr.Dataset:  # fmt: skip
     """Compute (or resume) the split means of ``n_datasets`` datasets of one simulation.
 
     Parameters
@@ -947,4 +1001,64 @@ def attach_truth(
         )
         ds[f"truth_half{suffix}"] = ("quantity", [cache[half][q][k] for q in quantities])
     ds["truth"].attrs["kind"] = ds["truth_half"].attrs["kind"] = "true (MC)"
+    return ds
+
+
+class TruthProblem(Problem, Protocol):
+    """A :class:`Problem` with a Monte Carlo estimate of its true errors."""
+
+    def monte_carlo_truth(
+        self, n1: int, *, train_sets: int, seed: int
+    ) -> dict[str, tuple[float, float]]:
+        """``{quantity: (estimate, standard error)}`` of the true error at training size ``n1``."""
+        ...
+
+
+def add_monte_carlo_truth(
+    ds: xr.Dataset, problem: TruthProblem, *, train_sets: int = 200, seed: int = 0
+) -> xr.Dataset:
+    """Add ``truth (config, quantity)``, ``truth_half`` and their ``_se`` (Monte Carlo).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        Output of :func:`cvstats.studies.run_study` for ``problem``.
+    problem : ClassificationProblem or LetterProblem
+        The simulation (its ``monte_carlo_truth``: the module's
+        :func:`~cvstats.studies.classification.monte_carlo_truth` or
+        :func:`~cvstats.studies.letter.monte_carlo_truth`).
+    train_sets : int, default 200
+        Training sets per training size.
+    seed : int, default 0
+        Seed.
+
+    Returns
+    -------
+    xarray.Dataset
+        A copy of ``ds`` with the truths and their Monte Carlo standard errors
+        ``truth_se``, ``truth_half_se`` (:func:`attach_truth`).
+    """
+    return attach_truth(
+        ds,
+        lambda n1: problem.monte_carlo_truth(n1, train_sets=train_sets, seed=seed),
+        problem.n // 2,
+    )
+
+
+def run_study_with_truth(
+    problem: TruthProblem,
+    n_datasets: int,
+    out_dir: str | os.PathLike[str],
+    truth_sets: object,
+    **options: Any,
+) -> xr.Dataset:
+    """:func:`run_study`, then with ``truth_sets >= 2`` :func:`add_monte_carlo_truth`.
+
+    ``truth_sets`` is checked first (:func:`check_truth_sets`); ``options``
+    are those of :func:`run_study` (the truths use its ``seed``).
+    """
+    truth_sets = check_truth_sets(truth_sets)
+    ds = run_study(problem, n_datasets, out_dir, **options)
+    if truth_sets > 0:
+        ds = add_monte_carlo_truth(ds, problem, train_sets=truth_sets, seed=options["seed"])
     return ds

@@ -24,19 +24,18 @@ fresh samples of size ``n1`` and tests on a large fresh sample.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 import xarray as xr
 from numpy.typing import NDArray
 
-from cvstats.errors import ArgumentError
+from cvstats.studies._common import FloatArray, IntArray, study_doc
 from cvstats.studies._runner import (
-    attach_truth,
-    check_simulation_params,
-    check_truth_sets,
-    run_study,
+    SimulationProblem,
+    add_monte_carlo_truth,
+    run_study_with_truth,
 )
 
 __all__ = [
@@ -49,8 +48,6 @@ __all__ = [
     "add_monte_carlo_truth",
     "run_classification",
 ]
-
-FloatArray = NDArray[np.float64]
 
 #: Parameters of the four simulations (docs/studies.md §B): class-1 covariance ``s1 · I₂``.
 SIMULATIONS: dict[int, dict[str, float]] = {
@@ -89,21 +86,19 @@ def ols_classifier_from_sums(sums: FloatArray) -> FloatArray:
     return np.linalg.solve(xtx, xty[..., None])[..., 0]
 
 
-def _take(data: FloatArray, idx: NDArray[np.integer], col: int) -> FloatArray:
+def _take(data: FloatArray, idx: IntArray, col: int) -> FloatArray:
     B = data.shape[0]
     rows = np.arange(B).reshape((B,) + (1,) * (idx.ndim - 1))
     return data[rows, idx, col]
 
 
-def _ols_losses(data: FloatArray, test_idx: NDArray[np.integer], beta: FloatArray) -> FloatArray:
+def _ols_losses(data: FloatArray, test_idx: IntArray, beta: FloatArray) -> FloatArray:
     x1, x2, y = (_take(data, test_idx, c) for c in range(3))
     score = beta[..., 0, None] + beta[..., 1, None] * x1 + beta[..., 2, None] * x2
     return ((score > 0.5) != (y > 0.5)).astype(float)
 
 
-def tree_losses(
-    data: FloatArray, test_idx: NDArray[np.integer], train_idx: NDArray[np.integer]
-) -> FloatArray:
+def tree_losses(data: FloatArray, test_idx: IntArray, train_idx: IntArray) -> FloatArray:
     """Zero-one test losses of the regression tree, fitted split by split.
 
     Parameters
@@ -133,7 +128,7 @@ def tree_losses(
 
 
 @dataclass(frozen=True)
-class ClassificationProblem:
+class ClassificationProblem(SimulationProblem):
     """One simulation of problem B for the runner (:class:`cvstats.studies._runner.Problem`).
 
     Attributes
@@ -146,20 +141,10 @@ class ClassificationProblem:
         Class-1 covariance ``s1 · I₂`` (class 0: ``I₂``; means ``(0, 0)`` and ``(1, 1)``).
     """
 
-    simulation: int
-    n: int
+    kind: ClassVar[str] = "nb-classification"
     s1: float
     models: tuple[str, str] = ("A", "B")
     n_stats: int = 9
-
-    @property
-    def tag(self) -> str:
-        """File-name tag, e.g. ``"nb-classification-sim1"``."""
-        return f"nb-classification-sim{self.simulation}"
-
-    def params(self) -> dict[str, Any]:
-        """Return the simulation parameters as a JSON-friendly dict."""
-        return {"problem": "nb-classification", **asdict(self), "models": list(self.models)}
 
     def sample(self, rng: np.random.Generator, size: int) -> FloatArray:
         """Draw ``size`` examples: columns ``(x1, x2, y)``."""
@@ -180,13 +165,9 @@ class ClassificationProblem:
         )
 
     def split_means(
-        self,
-        data: FloatArray,
-        test_idx: NDArray[np.int32],
-        train_idx: NDArray[np.int32],
-        test_sums: FloatArray,
-        train_sums: FloatArray,
-    ) -> FloatArray:
+        self, data: FloatArray, test_idx: NDArray[np.int32], train_idx: NDArray[np.int32],
+        test_sums: FloatArray, train_sums: FloatArray,
+    ) -> FloatArray:  # fmt: skip
         """Mean zero-one test losses of the tree (A) and OLS (B), shape ``(B, ..., 2)``."""
         ols = _ols_losses(data, test_idx, ols_classifier_from_sums(train_sums)).mean(axis=-1)
         tree = tree_losses(data, test_idx, train_idx).mean(axis=-1)
@@ -200,14 +181,16 @@ class ClassificationProblem:
         ols = _ols_losses(data, test_idx, ols_classifier_from_sums(sums))
         return np.stack([tree_losses(data, test_idx, train_idx), ols], axis=-1)
 
+    def monte_carlo_truth(self, n1: int, **options: int) -> dict[str, tuple[float, float]]:
+        """:func:`monte_carlo_truth` of this simulation (``options``: its keywords)."""
+        return monte_carlo_truth(self, n1, **options)
 
+
+@study_doc
 def classification_problem(simulation: int, **overrides: float) -> ClassificationProblem:
     """Return simulation ``1..4`` of docs/studies.md §B (parameters overridable).
 
-    Parameters
-    ----------
-    simulation : int
-        1, 2, 3 or 4.
+    %(parameters_simulation)s
     **overrides
         Parameters to change (e.g. ``n=60``): ``n`` (an int ``>= 20``) and
         ``s1`` (``> 0``).
@@ -216,48 +199,28 @@ def classification_problem(simulation: int, **overrides: float) -> Classificatio
     -------
     ClassificationProblem
 
-    Raises
-    ------
-    ArgumentError
-        For an unknown simulation or parameter, or a value out of range.
+    %(raises_simulation)s
     """
-    if simulation not in SIMULATIONS:
-        raise ArgumentError(
-            f"`simulation` must be one of {sorted(SIMULATIONS)}, got {simulation!r}."
-        )
-    params = check_simulation_params(
-        SIMULATIONS[simulation], overrides, positive=("s1",), what="problem 2"
+    return ClassificationProblem.of_simulation(
+        SIMULATIONS, simulation, overrides, positive=("s1",), what="problem 2"
     )
-    return ClassificationProblem(simulation=simulation, **params)
 
 
+@study_doc
 def monte_carlo_truth(
-    problem: ClassificationProblem,
-    n1: int,
-    *,
-    train_sets: int = 200,
-    n_test: int = 20_000,
+    problem: ClassificationProblem, n1: int, *, train_sets: int = 200, n_test: int = 20_000,
     seed: int = 0,
-) -> dict[str, tuple[float, float]]:
+) -> dict[str, tuple[float, float]]:  # fmt: skip
     """Monte Carlo ``n1μ`` of A, B and A−B: fresh training sets, one large test sample.
 
     Parameters
     ----------
     problem : ClassificationProblem
-        The simulation.
-    n1 : int
-        Training size.
-    train_sets : int, default 200
-        Independent training sets of size ``n1``.
+        The simulation (:func:`classification_problem`).
+    %(truth_training_sets)s
     n_test : int, default 20000
         Size of the common test sample.
-    seed : int, default 0
-        Seed.
-
-    Returns
-    -------
-    dict
-        ``{quantity: (estimate, standard error over training sets)}``.
+    %(truth_seed_returns)s
     """
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(problem.simulation, n1)))
     test = problem.sample(rng, n_test)
@@ -274,40 +237,17 @@ def monte_carlo_truth(
     return out
 
 
+@study_doc
 def run_classification(
-    simulation: int,
-    n_datasets: int,
-    out_dir: str | os.PathLike[str],
-    *,
-    seed: int = 0,
-    J: int = 25,
-    M: int = 20,
-    R: int = 15,
-    J_rep: int = 15,
-    batch_size: int | None = None,
-    n_jobs: int = 1,
-    progress: bool = False,
-    client: Any = None,
-    truth_sets: int = 0,
+    simulation: int, n_datasets: int, out_dir: str | os.PathLike[str], *, seed: int = 0,
+    J: int = 25, M: int = 20, R: int = 15, J_rep: int = 15, batch_size: int | None = None,
+    n_jobs: int = 1, progress: bool = False, client: Any = None, truth_sets: int = 0,
     **overrides: float,
-) -> xr.Dataset:
+) -> xr.Dataset:  # fmt: skip
     """Run (or resume) simulation ``simulation`` of problem B (docs/studies.md §B, §D).
 
-    Parameters
-    ----------
-    simulation : int
-        1..4.
-    n_datasets : int
-        Independent datasets.
-    out_dir : path
-        Directory of the batch files.
-    seed, J, M, R, J_rep, batch_size, n_jobs, progress, client
-        See :func:`cvstats.studies.run_study`.
-    truth_sets : int, default 0
-        With a value ``>= 2``, add ``truth (config, quantity)`` and
-        ``truth_half`` from :func:`monte_carlo_truth` with that many training
-        sets; with 0, targets are the Monte Carlo means of ``μ̂_J`` over
-        datasets (:func:`cvstats.studies.mc_truth`).
+    %(run_simulation)s
+    %(run_truth_sets)s
     **overrides
         Simulation parameters to change.
 
@@ -316,41 +256,8 @@ def run_classification(
     xarray.Dataset
         Split means of every block (:func:`cvstats.studies.compute_batch`).
     """
-    problem = classification_problem(simulation, **overrides)
-    truth_sets = check_truth_sets(truth_sets)
-    ds = run_study(
-        problem, n_datasets, out_dir, seed=seed, J=J, M=M, R=R, J_rep=J_rep,
-        batch_size=batch_size, n_jobs=n_jobs, progress=progress, client=client,
+    return run_study_with_truth(
+        classification_problem(simulation, **overrides), n_datasets, out_dir, truth_sets,
+        seed=seed, J=J, M=M, R=R, J_rep=J_rep, batch_size=batch_size, n_jobs=n_jobs,
+        progress=progress, client=client,
     )  # fmt: skip
-    if truth_sets > 0:
-        ds = add_monte_carlo_truth(ds, problem, train_sets=truth_sets, seed=seed)
-    return ds
-
-
-def add_monte_carlo_truth(
-    ds: xr.Dataset, problem: ClassificationProblem, *, train_sets: int = 200, seed: int = 0
-) -> xr.Dataset:
-    """Add ``truth (config, quantity)`` and ``truth_half`` from :func:`monte_carlo_truth`.
-
-    Parameters
-    ----------
-    ds : xarray.Dataset
-        Output of :func:`cvstats.studies.run_study` for ``problem``.
-    problem : ClassificationProblem
-        The simulation.
-    train_sets : int, default 200
-        Training sets per training size.
-    seed : int, default 0
-        Seed.
-
-    Returns
-    -------
-    xarray.Dataset
-        A copy of ``ds`` with the truths (and their Monte Carlo standard errors
-        ``truth_se``, ``truth_half_se``).
-    """
-    return attach_truth(
-        ds,
-        lambda n1: monte_carlo_truth(problem, n1, train_sets=train_sets, seed=seed),
-        problem.n // 2,
-    )

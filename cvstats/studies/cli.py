@@ -47,17 +47,7 @@ import xarray as xr
 
 from cvstats.cube.checks import check_int, validate_alpha
 from cvstats.errors import ArgumentError, CvstatsError, StorageError
-from cvstats.studies._analysis import (
-    j_study,
-    m_study,
-    mc_truth,
-    method_results,
-    mu0_grid,
-    power_figure,
-    rejection_rates,
-    study_table,
-    targets,
-)
+from cvstats.studies import _analysis as analysis
 
 __all__ = ["DefaultsHelpFormatter", "add_study_parser", "study_report", "main"]
 
@@ -135,19 +125,21 @@ def study_report(
     out = Path(out_dir)
     tag = str(ds.attrs.get("tag", "study"))
     J, M, R = min(J, ds.sizes["j"]), min(M, ds.sizes["m"]), min(R, ds.sizes["replicate"])
-    res = method_results(ds, J=J, M=M, R=R)
-    grid = mu0_grid(ds, res)
-    rates = rejection_rates(res, grid, alpha=alpha)
-    sizes = rejection_rates(res, targets(ds, res), alpha=alpha)
-    js = j_study(ds, Js, M=M, R=R, alpha=alpha)
-    ms = m_study(ds, Ms, J=J, alpha=alpha)
-    table = study_table({title or tag: ds}, caption=title)
+    res = analysis.method_results(ds, J=J, M=M, R=R)
+    grid = analysis.mu0_grid(ds, res)
+    rates = analysis.rejection_rates(res, grid, alpha=alpha)
+    sizes = analysis.rejection_rates(res, analysis.targets(ds, res), alpha=alpha)
+    js = analysis.j_study(ds, Js, M=M, R=R, alpha=alpha)
+    ms = analysis.m_study(ds, Ms, J=J, alpha=alpha)
+    table = analysis.study_table({title or tag: ds}, caption=title)
     rates_path = out / f"{tag}-rates.nc"
     xr.Dataset(
         {"rejection_rate": rates, "mu0": grid, "size": sizes}, attrs={"alpha": alpha}
     ).to_netcdf(rates_path, engine="h5netcdf")
     fig_path = out / f"{tag}-power.png"
-    fig = power_figure(rates, grid, truth_ci=mc_truth(ds), path=fig_path, title=title)
+    fig = analysis.power_figure(
+        rates, grid, truth_ci=analysis.mc_truth(ds), path=fig_path, title=title
+    )
     import matplotlib.pyplot as plt
 
     plt.close(fig)

@@ -31,12 +31,12 @@ from collections.abc import Sequence
 
 import numpy as np
 import xarray as xr
-from numpy.typing import NDArray
 
 from cvstats.across.kfold_variance import quadratic_estimator_bias
 from cvstats.cube.checks import check_int
 from cvstats.errors import ArgumentError
 from cvstats.kernels.kfold import kfold_moments as _kfold_moments
+from cvstats.studies._common import FloatArray
 
 __all__ = [
     "simulate",
@@ -47,7 +47,6 @@ __all__ = [
     "experiment2_figure",
 ]
 
-FloatArray = NDArray[np.float64]
 _COMPONENTS = ("contribution_sigma2", "contribution_omega", "contribution_gamma")
 
 

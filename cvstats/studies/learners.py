@@ -44,10 +44,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
-from numpy.typing import NDArray
 
 from cvstats.cube.checks import check_int
 from cvstats.errors import ArgumentError
+from cvstats.studies._common import FloatArray, IntArray
 
 __all__ = [
     "LEARNERS",
@@ -58,9 +58,6 @@ __all__ = [
     "get_learner",
     "sq_distances",
 ]
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.integer]
 
 #: Bytes allowed for the largest temporary array of a batched learner.
 _BUDGET = 2e8
@@ -78,23 +75,13 @@ class Learner(Protocol):
     name: str
 
     def oof_predict(
-        self,
-        X: FloatArray,
-        y: IntArray,
-        folds: IntArray,
-        n_classes: int,
-        rng: np.random.Generator,
+        self, X: FloatArray, y: IntArray, folds: IntArray, n_classes: int, rng: np.random.Generator
     ) -> IntArray:
         """Out-of-fold predictions, shape ``folds.shape`` ``(R, N)``."""
         ...
 
     def fit_predict(
-        self,
-        X: FloatArray,
-        y: IntArray,
-        Xq: FloatArray,
-        n_classes: int,
-        rng: np.random.Generator,
+        self, X: FloatArray, y: IntArray, Xq: FloatArray, n_classes: int, rng: np.random.Generator
     ) -> IntArray:
         """Predictions on ``Xq`` of the model trained on ``(X, y)``, shape ``(Q,)``."""
         ...
@@ -206,12 +193,7 @@ class GaussianNaiveBayes:
         return (base - 0.5 * d.sum(axis=-1)).argmax(axis=-1)
 
     def oof_predict(
-        self,
-        X: FloatArray,
-        y: IntArray,
-        folds: IntArray,
-        n_classes: int,
-        rng: np.random.Generator,
+        self, X: FloatArray, y: IntArray, folds: IntArray, n_classes: int, rng: np.random.Generator
     ) -> IntArray:
         """Out-of-fold predictions of every repetition (see the module docstring)."""
         X = np.asarray(X, dtype=np.float64)
@@ -233,12 +215,7 @@ class GaussianNaiveBayes:
         return _by_chunks((R, N), R * C * p * 8 * 3, examples, axis=1)
 
     def fit_predict(
-        self,
-        X: FloatArray,
-        y: IntArray,
-        Xq: FloatArray,
-        n_classes: int,
-        rng: np.random.Generator,
+        self, X: FloatArray, y: IntArray, Xq: FloatArray, n_classes: int, rng: np.random.Generator
     ) -> IntArray:
         """Predictions on ``Xq`` of the model trained on all of ``(X, y)``."""
         X = np.asarray(X, dtype=np.float64)
@@ -310,12 +287,7 @@ class NearestNeighbours:
         return np.argsort(dist, axis=-1, kind="stable")[..., : self.k]
 
     def oof_predict(
-        self,
-        X: FloatArray,
-        y: IntArray,
-        folds: IntArray,
-        n_classes: int,
-        rng: np.random.Generator,
+        self, X: FloatArray, y: IntArray, folds: IntArray, n_classes: int, rng: np.random.Generator
     ) -> IntArray:
         """Out-of-fold predictions of every repetition (see the module docstring)."""
         R, N = folds.shape
@@ -335,12 +307,7 @@ class NearestNeighbours:
         return _by_chunks((R, N), N * N * 8 * 2, repetitions)
 
     def fit_predict(
-        self,
-        X: FloatArray,
-        y: IntArray,
-        Xq: FloatArray,
-        n_classes: int,
-        rng: np.random.Generator,
+        self, X: FloatArray, y: IntArray, Xq: FloatArray, n_classes: int, rng: np.random.Generator
     ) -> IntArray:
         """Predictions on ``Xq`` of the model trained on all of ``(X, y)``."""
         if self.k > len(X):
@@ -394,12 +361,7 @@ class SklearnLearner:
         return _seeded(self.estimator, state).fit(X, y)
 
     def oof_predict(
-        self,
-        X: FloatArray,
-        y: IntArray,
-        folds: IntArray,
-        n_classes: int,
-        rng: np.random.Generator,
+        self, X: FloatArray, y: IntArray, folds: IntArray, n_classes: int, rng: np.random.Generator
     ) -> IntArray:
         """Out-of-fold predictions, one fit per (repetition, fold)."""
         out = np.empty(folds.shape, dtype=np.int64)
@@ -410,12 +372,7 @@ class SklearnLearner:
         return out
 
     def fit_predict(
-        self,
-        X: FloatArray,
-        y: IntArray,
-        Xq: FloatArray,
-        n_classes: int,
-        rng: np.random.Generator,
+        self, X: FloatArray, y: IntArray, Xq: FloatArray, n_classes: int, rng: np.random.Generator
     ) -> IntArray:
         """Predictions on ``Xq`` of the model trained on all of ``(X, y)``."""
         return np.asarray(self._fit(X, y, rng).predict(Xq), dtype=np.int64)

@@ -48,7 +48,12 @@ import xarray as xr
 from numpy.typing import NDArray
 
 from cvstats.errors import ArgumentError
-from cvstats.studies._runner import attach_truth, check_truth_sets, run_study
+from cvstats.studies._common import FloatArray, IntArray, study_doc
+from cvstats.studies._runner import (
+    add_monte_carlo_truth,
+    check_simulation,
+    run_study_with_truth,
+)
 
 __all__ = [
     "GROUPS",
@@ -64,9 +69,6 @@ __all__ = [
     "add_monte_carlo_truth",
     "run_letter",
 ]
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.integer]
 
 #: Weights ``w`` of the six simulations (docs/studies.md §C).
 SIMULATIONS: dict[int, float] = {1: 1.0, 2: 5.0, 3: 10.0, 4: 17.25, 5: 25.0, 6: 2048.0}
@@ -269,13 +271,9 @@ class LetterProblem:
         return np.stack(out, axis=-1)
 
     def split_means(
-        self,
-        data: FloatArray,
-        test_idx: NDArray[np.int32],
-        train_idx: NDArray[np.int32],
-        test_sums: FloatArray,
-        train_sums: FloatArray,
-    ) -> FloatArray:
+        self, data: FloatArray, test_idx: NDArray[np.int32], train_idx: NDArray[np.int32],
+        test_sums: FloatArray, train_sums: FloatArray,
+    ) -> FloatArray:  # fmt: skip
         """Mean zero-one test losses of the learners, shape ``(B, ..., n_models)``."""
         return self._losses(data, test_idx, train_idx).mean(axis=-2)
 
@@ -284,6 +282,10 @@ class LetterProblem:
     ) -> FloatArray:
         """Per-example zero-one losses on one split per dataset, shape ``(B, n2, n_models)``."""
         return self._losses(data, test_idx, train_idx)
+
+    def monte_carlo_truth(self, n1: int, **options: int) -> dict[str, tuple[float, float]]:
+        """:func:`monte_carlo_truth` of this simulation (``options``: its keywords)."""
+        return monte_carlo_truth(self, n1, **options)
 
 
 def letter_problem(
@@ -317,10 +319,7 @@ def letter_problem(
         if not match:
             raise ArgumentError(f"`w` must be one of {list(SIMULATIONS.values())}, got {w!r}.")
         simulation = match[0]
-    if simulation not in SIMULATIONS:
-        raise ArgumentError(
-            f"`simulation` must be one of {sorted(SIMULATIONS)}, got {simulation!r}."
-        )
+    check_simulation(simulation, SIMULATIONS)
     if isinstance(learners, str):
         learners = ("tree", "nn") if learners == "both" else tuple(learners.split(","))
     learners = tuple(learners)
@@ -331,30 +330,18 @@ def letter_problem(
     return LetterProblem(simulation, SIMULATIONS[simulation], int(n), learners)
 
 
+@study_doc
 def monte_carlo_truth(
-    problem: LetterProblem,
-    n1: int,
-    *,
-    train_sets: int = 200,
-    seed: int = 0,
+    problem: LetterProblem, n1: int, *, train_sets: int = 200, seed: int = 0
 ) -> dict[str, tuple[float, float]]:
     """Monte Carlo ``n1μ``: training sets of size ``n1`` from the 20,000, tested on the rest.
 
     Parameters
     ----------
     problem : LetterProblem
-        The simulation.
-    n1 : int
-        Training size.
-    train_sets : int, default 200
-        Independent training sets.
-    seed : int, default 0
-        Seed.
-
-    Returns
-    -------
-    dict
-        ``{quantity: (estimate, standard error over training sets)}``.
+        The simulation, of problem 3 (:func:`letter_problem`).
+    %(truth_training_sets)s
+    %(truth_seed_returns)s
     """
     features, labels = load_letter()
     N = features.shape[0]
@@ -382,52 +369,13 @@ def monte_carlo_truth(
     return {q: (float(e.mean()), float(e.std(ddof=1) / np.sqrt(e.size))) for q, e in err.items()}
 
 
-def add_monte_carlo_truth(
-    ds: xr.Dataset, problem: LetterProblem, *, train_sets: int = 200, seed: int = 0
-) -> xr.Dataset:
-    """Add ``truth (config, quantity)``, ``truth_half`` and their ``_se`` (Monte Carlo).
-
-    Parameters
-    ----------
-    ds : xarray.Dataset
-        Output of :func:`cvstats.studies.run_study` for ``problem``.
-    problem : LetterProblem
-        The simulation.
-    train_sets : int, default 200
-        Training sets per training size.
-    seed : int, default 0
-        Seed.
-
-    Returns
-    -------
-    xarray.Dataset
-        A copy of ``ds`` with the truths.
-    """
-    return attach_truth(
-        ds,
-        lambda n1: monte_carlo_truth(problem, n1, train_sets=train_sets, seed=seed),
-        problem.n // 2,
-    )
-
-
+@study_doc
 def run_letter(
-    w: float,
-    n_datasets: int,
-    out_dir: str | os.PathLike[str],
-    *,
-    learners: str | tuple[str, ...] = ("tree", "nn"),
-    seed: int = 0,
-    J: int = 25,
-    M: int = 20,
-    R: int = 15,
-    J_rep: int = 15,
-    batch_size: int | None = None,
-    n_jobs: int = 1,
-    progress: bool = False,
-    client: Any = None,
-    truth_sets: int = 0,
-    n: int = 300,
-) -> xr.Dataset:
+    w: float, n_datasets: int, out_dir: str | os.PathLike[str], *,
+    learners: str | tuple[str, ...] = ("tree", "nn"), seed: int = 0, J: int = 25, M: int = 20,
+    R: int = 15, J_rep: int = 15, batch_size: int | None = None, n_jobs: int = 1,
+    progress: bool = False, client: Any = None, truth_sets: int = 0, n: int = 300,
+) -> xr.Dataset:  # fmt: skip
     """Run (or resume) the simulation of problem 3 with weight ``w`` (docs/studies.md §C, §D).
 
     Parameters
@@ -443,10 +391,7 @@ def run_letter(
     seed, J, M, R, J_rep, batch_size, n_jobs, progress, client
         See :func:`cvstats.studies.run_study`; ``batch_size`` defaults to 5
         datasets with the tree, 25 without.
-    truth_sets : int, default 0
-        With a value ``>= 2``, add the Monte Carlo truths
-        (:func:`add_monte_carlo_truth`); otherwise targets are the means of
-        ``μ̂_J`` over datasets.
+    %(run_truth_sets)s
     n : int, default 300
         Dataset size.
 
@@ -456,13 +401,9 @@ def run_letter(
         Split means of every block (:func:`cvstats.studies.compute_batch`).
     """
     problem = letter_problem(w, learners=learners, n=n)
-    truth_sets = check_truth_sets(truth_sets)
     if batch_size is None:
         batch_size = 5 if "tree" in problem.learners else 25
-    ds = run_study(
-        problem, n_datasets, out_dir, seed=seed, J=J, M=M, R=R, J_rep=J_rep,
+    return run_study_with_truth(
+        problem, n_datasets, out_dir, truth_sets, seed=seed, J=J, M=M, R=R, J_rep=J_rep,
         batch_size=batch_size, n_jobs=n_jobs, progress=progress, client=client,
     )  # fmt: skip
-    if truth_sets > 0:
-        ds = add_monte_carlo_truth(ds, problem, train_sets=truth_sets, seed=seed)
-    return ds

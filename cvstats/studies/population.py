@@ -60,6 +60,7 @@ from numpy.typing import NDArray
 
 from cvstats.cube.checks import check_int
 from cvstats.errors import ArgumentError
+from cvstats.studies._common import FloatArray, IntArray
 from cvstats.studies._runner import (
     batch_signature,
     check_n_jobs,
@@ -78,9 +79,6 @@ __all__ = [
     "run_population",
     "to_cube",
 ]
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.integer]
 
 #: Largest number of folds (fold labels are stored as int16).
 _MAX_FOLDS = int(np.iinfo(np.int16).max)

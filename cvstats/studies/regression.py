@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import xarray as xr
 from numpy.typing import NDArray
 
-from cvstats.errors import ArgumentError
-from cvstats.studies._runner import check_simulation_params, run_study
+from cvstats.studies._common import FloatArray, IntArray, study_doc
+from cvstats.studies._runner import SimulationProblem, run_study
 from cvstats.studies._splits import gather_sums
 
 __all__ = [
@@ -40,8 +40,6 @@ __all__ = [
     "run_regression",
 ]
 
-FloatArray = NDArray[np.float64]
-
 #: Parameters of the four simulations (docs/studies.md §A).
 SIMULATIONS: dict[int, dict[str, float]] = {
     1: {"n": 200, "mu_x": 10.0, "alpha": 100.0, "beta": 1.0, "var_x": 1.0, "var_y": 97.0},
@@ -54,36 +52,24 @@ SIMULATIONS: dict[int, dict[str, float]] = {
 _ONE, _X, _Y, _XX, _XY, _YY = range(6)
 
 
+@study_doc
 def mean_from_sums(sums: FloatArray) -> FloatArray:
     """Learner A (sample mean) fitted from training sums.
 
-    Parameters
-    ----------
-    sums : ndarray, shape (..., 6)
-        Sums of ``(1, x, y, x², xy, y²)`` over each training set.
-
-    Returns
-    -------
-    ndarray, shape (..., 2)
+    %(coefficients_from_training_sums)s
         Coefficients ``(a, b)`` of the prediction ``a + b x``: ``(Ȳ_S, 0)``.
     """
     a = sums[..., _Y] / sums[..., _ONE]
     return np.stack([a, np.zeros_like(a)], axis=-1)
 
 
+@study_doc
 def ols_from_sums(sums: FloatArray) -> FloatArray:
     """Learner B (OLS of ``y`` on ``(1, x)``) fitted from training sums.
 
     ``b = (Σxy - Σx Σy / N) / (Σx² - (Σx)² / N)``, ``a = (Σy - b Σx) / N``.
 
-    Parameters
-    ----------
-    sums : ndarray, shape (..., 6)
-        Sums of ``(1, x, y, x², xy, y²)`` over each training set.
-
-    Returns
-    -------
-    ndarray, shape (..., 2)
+    %(coefficients_from_training_sums)s
         ``(a, b)``.
     """
     N = sums[..., _ONE]
@@ -134,9 +120,7 @@ def _centred(data: FloatArray) -> tuple[FloatArray, FloatArray]:
     return x, y
 
 
-def example_losses(
-    data: FloatArray, test_idx: NDArray[np.integer], train_idx: NDArray[np.integer]
-) -> FloatArray:
+def example_losses(data: FloatArray, test_idx: IntArray, train_idx: IntArray) -> FloatArray:
     """Per-example squared test losses of learners A and B, one split per dataset.
 
     Parameters
@@ -192,7 +176,7 @@ def true_errors(n1: int, params: dict[str, float]) -> dict[str, float]:
 
 
 @dataclass(frozen=True)
-class RegressionProblem:
+class RegressionProblem(SimulationProblem):
     """One simulation of problem A, in the form the runner needs (:class:`~._runner.Problem`).
 
     Attributes
@@ -203,8 +187,7 @@ class RegressionProblem:
         The simulation's parameters (docs/studies.md §A).
     """
 
-    simulation: int
-    n: int
+    kind: ClassVar[str] = "nb-regression"
     mu_x: float
     alpha: float
     beta: float
@@ -212,15 +195,6 @@ class RegressionProblem:
     var_y: float
     models: tuple[str, str] = ("A", "B")
     n_stats: int = 6
-
-    @property
-    def tag(self) -> str:
-        """File-name tag, e.g. ``"nb-regression-sim1"``."""
-        return f"nb-regression-sim{self.simulation}"
-
-    def params(self) -> dict[str, Any]:
-        """Return the simulation parameters as a JSON-friendly dict."""
-        return {"problem": "nb-regression", **asdict(self), "models": list(self.models)}
 
     def truth(self, n1: int) -> dict[str, float]:
         """Analytic ``n1μ`` (:func:`true_errors`)."""
@@ -237,13 +211,9 @@ class RegressionProblem:
         return _stats(*_centred(data))
 
     def split_means(
-        self,
-        data: FloatArray,
-        test_idx: NDArray[np.int32],
-        train_idx: NDArray[np.int32],
-        test_sums: FloatArray,
-        train_sums: FloatArray,
-    ) -> FloatArray:
+        self, data: FloatArray, test_idx: NDArray[np.int32], train_idx: NDArray[np.int32],
+        test_sums: FloatArray, train_sums: FloatArray,
+    ) -> FloatArray:  # fmt: skip
         """Mean test losses of A and B from the sums, shape ``(B, ..., 2)``."""
         return np.stack(
             [
@@ -260,13 +230,11 @@ class RegressionProblem:
         return example_losses(data, test_idx, train_idx)
 
 
+@study_doc
 def regression_problem(simulation: int, **overrides: float) -> RegressionProblem:
     """Return simulation ``1..4`` of docs/studies.md §A (parameters overridable).
 
-    Parameters
-    ----------
-    simulation : int
-        1, 2, 3 or 4.
+    %(parameters_simulation)s
     **overrides
         Parameters to change (e.g. ``n=50`` for a quick run): ``n`` (an int
         ``>= 20``), ``mu_x``, ``alpha``, ``beta``, ``var_x``, ``var_y``
@@ -276,49 +244,22 @@ def regression_problem(simulation: int, **overrides: float) -> RegressionProblem
     -------
     RegressionProblem
 
-    Raises
-    ------
-    ArgumentError
-        For an unknown simulation or parameter, or a value out of range.
+    %(raises_simulation)s
     """
-    if simulation not in SIMULATIONS:
-        raise ArgumentError(
-            f"`simulation` must be one of {sorted(SIMULATIONS)}, got {simulation!r}."
-        )
-    params = check_simulation_params(
-        SIMULATIONS[simulation], overrides, positive=("var_x", "var_y"), what="problem 1"
+    return RegressionProblem.of_simulation(
+        SIMULATIONS, simulation, overrides, positive=("var_x", "var_y"), what="problem 1"
     )
-    return RegressionProblem(simulation=simulation, **params)
 
 
+@study_doc
 def run_regression(
-    simulation: int,
-    n_datasets: int,
-    out_dir: str | os.PathLike[str],
-    *,
-    seed: int = 0,
-    J: int = 25,
-    M: int = 20,
-    R: int = 15,
-    J_rep: int = 15,
-    batch_size: int | None = None,
-    n_jobs: int = 1,
-    progress: bool = False,
-    client: Any = None,
-    **overrides: float,
-) -> xr.Dataset:
+    simulation: int, n_datasets: int, out_dir: str | os.PathLike[str], *, seed: int = 0,
+    J: int = 25, M: int = 20, R: int = 15, J_rep: int = 15, batch_size: int | None = None,
+    n_jobs: int = 1, progress: bool = False, client: Any = None, **overrides: float,
+) -> xr.Dataset:  # fmt: skip
     """Run (or resume) simulation ``simulation`` of problem A (docs/studies.md §A, §D).
 
-    Parameters
-    ----------
-    simulation : int
-        1..4.
-    n_datasets : int
-        Independent datasets (1000 in the paper).
-    out_dir : path
-        Directory of the batch files.
-    seed, J, M, R, J_rep, batch_size, n_jobs, progress, client
-        See :func:`cvstats.studies.run_study`.
+    %(run_simulation)s
     **overrides
         Simulation parameters to change (e.g. ``n=60``).
 

@@ -383,7 +383,15 @@ def test_zero_variance_is_refused():
         ({"effect": 0.1, "power": 1.0}, "power"),
         ({"effect": 0.1, "power": 0.01}, "power"),
         ({"method": "t_test"}, "method"),
-        ({"method": "conservative_z"}, "method"),
+        ({"method": "dietterich_5x2cv_t"}, "method"),
+        ({"method": "resampled_t"}, "method"),
+        ({"M": 5}, "`M` applies"),
+        ({"R": 5}, "`R` applies"),
+        ({"method": "corrected_bootstrap_t", "M": 5}, "`M` does not apply"),
+        ({"method": "corrected_bootstrap_t", "R": 1}, "`R`"),
+        ({"method": "corrected_bootstrap_t", "R": []}, "`R`"),
+        ({"method": "corrected_bootstrap_t", "budget_fits": 20, "R": [2, 30]}, "R = 30"),
+        ({"method": "corrected_bootstrap_t", "J": 0}, "`J`"),
         ({"budget_fits": 1}, "budget_fits"),
         ({"budget_fits": 2.5}, "budget_fits"),
         ({"J": 1}, "`J`"),
@@ -415,3 +423,249 @@ def test_extreme_tails_stay_finite_and_a_huge_budget_is_searched_to_the_limit():
     far = cvstats.plan(score_pilot(DIFFS), target_width=1e-4, budget_fits=10**7)
     assert int(f(far.J_chosen)) == far.search_end
     assert "cannot be met with n = 100 examples" in far.verdict()
+
+
+# ---------------------------------------------------------------------------
+# the bootstraps (docs/theory.md §4, methods 5 and 7) and the conservative Z (method 4)
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method, c", [("corrected_bootstrap_t", 1 / 9), ("bootstrap_t", 0.0)])
+def test_bootstrap_plan_by_hand(method, c):
+    res = cvstats.plan(score_pilot(DIFFS), method=method, effect=0.03, R=[5, 15], J=10)
+    assert res.design_dim == "R" and res.half_width.dims == ("J", "contrast", "R")
+    for R in (5, 15):
+        crit = stats.t.ppf(0.975, R - 1)
+        # E[σ̌²] = τ²/J (Lemma 1.3 over replicates): (1 + J c) τ²/J = (1/J + c) τ²
+        half = crit * np.sqrt((0.1 + c) * S2)
+        assert f(res.half_width.sel(J=10, R=R)) == pytest.approx(half, rel=1e-12)
+        ratio = (0.1 + 1 / 9) / (0.1 + c)  # ρ = ρ0: Var = (1/J + n2/n1) τ²
+        q, lam = crit / np.sqrt(ratio), 0.03 / np.sqrt((0.1 + 1 / 9) * S2)
+        power = stats.nct.sf(q, R - 1, lam) + stats.nct.cdf(-q, R - 1, lam)
+        assert f(res.power.sel(J=10, R=R)) == pytest.approx(power, rel=1e-9)
+        assert f(res.size.sel(J=10, R=R)) == pytest.approx(2 * stats.t.sf(q, R - 1), rel=1e-9)
+        c4 = np.sqrt(2 / (R - 1)) * special.gamma(R / 2) / special.gamma((R - 1) / 2)
+        assert f(res.mean_half_width.sel(J=10, R=R)) == pytest.approx(c4 * half)
+        assert int(res.n_fits.sel(J=10, R=R)) == (R + 1) * 10
+        # J → ∞ with R fixed: E[σ̂²] → c τ², Var[μ̂_J] → k τ²
+        assert f(res.half_width_limit.sel(R=R)) == pytest.approx(crit * np.sqrt(c * S2))
+    text = res.verdict()
+    assert "J = 10 splits and R = 5 replicates (60 fits per learner)" in text
+    assert len(text.splitlines()) == 2 and "R = 15 replicates (160 fits" in text
+
+
+def test_bootstrap_budget_is_per_replicate_count():
+    res = cvstats.plan(
+        score_pilot(DIFFS), method="corrected_bootstrap_t", target_width=0.03, R=[5, 15],
+        budget_fits=200,
+    )  # fmt: skip
+    for R in (5, 15):
+        crit = stats.t.ppf(0.975, R - 1)
+        hand = next(
+            (J for J in range(1, 200 // (R + 1) + 1)
+             if crit * np.sqrt((1 / J + 1 / 9) * S2) <= 0.03),
+            None,
+        )  # fmt: skip
+        got = f(res.J_width.sel(R=R))
+        assert (np.isnan(got) and hand is None) or int(got) == hand
+    assert not (res.n_fits.where(res.meets_target.any("contrast")) > 200).any()
+    assert (
+        "cannot be met within the budget of 200 fits" in res.verdict()
+        or np.isfinite(res.J_width.values).all()
+    )
+
+
+def cz_pilot(main, inner, n=100, n_test=10):
+    """A score pilot on designs.conservative_z: main split values, inner[m][side] values."""
+    inner = np.asarray(inner, dtype=float)
+    M_p, _, J_h = inner.shape
+    d = designs.conservative_z(n, n_test, J=max(len(main), J_h), M=M_p, seed=0)
+    values, keep, seen, k = [], [], {}, 0
+    for i in range(d.sizes["split"]):
+        if d["block"].values[i] == "main":
+            if k < len(main):
+                keep.append(i)
+                values.append(main[k])
+            k += 1
+            continue
+        key = (int(d["half"].values[i]), int(d["side"].values[i]))
+        j = seen.get(key, 0)
+        seen[key] = j + 1
+        if j < J_h:
+            keep.append(i)
+            values.append(inner[key[0], key[1], j])
+    diffs = np.asarray(values)
+    scores = np.column_stack([0.7 + diffs, np.full(diffs.size, 0.7)])
+    return cvstats.from_scores(
+        scores, greater_is_better=True, design=d.isel(split=keep), models=["a", "b"], name="auc"
+    )
+
+
+INNER = [
+    [[0.02, 0.05, 0.03], [-0.01, 0.01, 0.0]],
+    [[0.04, 0.0, 0.02], [0.01, 0.03, -0.02]],
+]
+
+
+def test_conservative_z_plan_by_hand():
+    res = cvstats.plan(cz_pilot(DIFFS, INNER), method="conservative_z", effect=0.03, M=[5, 10])
+    inner = np.asarray(INNER)
+    tau2_h = inner.var(-1, ddof=1).mean()
+    diff = inner[:, 0].mean(-1) - inner[:, 1].mean(-1)
+    v_h = (diff**2 / 2).mean()
+    sigma2_h = v_h - tau2_h / 3
+    assert sigma2_h > 0
+    assert res.design_dim == "M" and res.pilot_halves == 2 and res.half_n1 == 40
+    z = stats.norm.ppf(0.975)
+    for J in (1, 4, 20):
+        v_est = sigma2_h + tau2_h / J  # E[σ̂²_cz] = Var[μ̂'_J] = σ2' + τ'²/J
+        v_true = S2 * (1 / J + 1 / 9)  # ρ = ρ0 for the numerator
+        assert f(res.expected_variance.sel(J=J, M=5)) == pytest.approx(v_est, rel=1e-12)
+        assert f(res.variance.sel(J=J, M=5)) == pytest.approx(v_true, rel=1e-12)
+        for M in (5, 10):
+            assert f(res.half_width.sel(J=J, M=M)) == pytest.approx(z * np.sqrt(v_est))
+            q, lam = z * np.sqrt(v_est / v_true), 0.03 / np.sqrt(v_true)
+            power = stats.nct.sf(q, M, lam) + stats.nct.cdf(-q, M, lam)
+            assert f(res.power.sel(J=J, M=M)) == pytest.approx(power, rel=1e-9)
+            assert f(res.size.sel(J=J, M=M)) == pytest.approx(2 * stats.t.sf(q, M), rel=1e-9)
+            assert int(res.n_fits.sel(J=J, M=M)) == J * (1 + 2 * M)
+            # the band for E[σ̂²_cz] = (V'_3 - τ'²/3)_+ + τ'²/J: its range over the box of
+            # the chi-square intervals of V'_3 (M_p = 2 df) and τ'² (2 M_p (J_h - 1) = 8 df),
+            # by brute force over a grid of the box (with the kink τ'² = 3 V'_3 at V'_3's low end)
+            vs = np.linspace(*(v_h * 2 / stats.chi2.isf([0.025, 0.975], 2)), 801)
+            ts = np.linspace(*(tau2_h * 8 / stats.chi2.isf([0.025, 0.975], 8)), 801)
+            ts = np.append(ts, np.clip(3 * vs[0], ts[0], ts[-1]))
+            w = np.maximum(vs[:, None] - ts[None, :] / 3, 0) + ts[None, :] / J
+            lo = f(res.half_width_ci.sel(J=J, M=M, ci_bound="lower"))
+            hi = f(res.half_width_ci.sel(J=J, M=M, ci_bound="upper"))
+            assert lo == pytest.approx(z * np.sqrt(w.min()), rel=1e-12)
+            assert hi == pytest.approx(z * np.sqrt(w.max()), rel=1e-12)
+    # J → ∞: E[σ̂²_cz] → σ2'
+    assert f(res.half_width_limit.sel(M=5)) == pytest.approx(z * np.sqrt(sigma2_h))
+    assert "J = 15 splits and M = 5 half-splits (165 fits per learner)" in res.verdict()
+    assert "M half-splits of n/2" in str(res.summary())
+
+
+def test_conservative_z_clips_a_negative_sigma2():
+    # halves whose two sides agree: V'_{J_h} < τ'²/J_h, so σ2' is clipped at 0 (Lemma 1.2)
+    inner = [[[0.0, 0.05, -0.05], [0.01, 0.06, -0.04]], [[0.02, -0.03, 0.04], [0.02, -0.02, 0.03]]]
+    res = cvstats.plan(cz_pilot(DIFFS, inner), method="conservative_z", J=6)
+    tau2_h = np.asarray(inner).var(-1, ddof=1).mean()
+    assert f(res.expected_variance.sel(J=6)) == pytest.approx(tau2_h / 6)
+    assert f(res.half_width_limit) == 0.0
+    assert "clipped at 0 for ['a - b']" in res.note and "biased upward" in res.note
+    # the band keeps V'_{J_h}'s own uncertainty (M_p = 2 df): its upper end is the plan at
+    # V'_3's upper end and the best end of τ'²'s interval, not τ'²'s interval alone
+    inner = np.asarray(inner)
+    diff = inner[:, 0].mean(-1) - inner[:, 1].mean(-1)
+    v_hi = (diff**2 / 2).mean() * 2 / stats.chi2.ppf(0.025, 2)
+    t_lo, t_hi = tau2_h * 8 / stats.chi2.isf([0.025, 0.975], 8)
+    w_hi = max(max(v_hi - t / 3, 0) + t / 6 for t in (t_lo, t_hi))
+    hi = f(res.half_width_ci.sel(J=6, ci_bound="upper"))
+    assert hi == pytest.approx(stats.norm.isf(0.025) * np.sqrt(w_hi))
+    assert hi > stats.norm.isf(0.025) * np.sqrt(t_hi / 6)
+    assert "clipped" not in cvstats.plan(cz_pilot(DIFFS, INNER), method="conservative_z").note
+
+
+def test_conservative_z_bad_pilots():
+    with pytest.raises(DesignError, match="'half' block"):
+        cvstats.plan(score_pilot(DIFFS), method="conservative_z")
+    with pytest.raises(DesignError, match="at least 2 inner splits"):
+        cvstats.plan(cz_pilot(DIFFS, np.asarray(INNER)[..., :1]), method="conservative_z")
+    with pytest.raises(ArgumentError, match="n_test"):
+        cvstats.plan(cz_pilot(DIFFS, INNER), method="conservative_z", n_test=20)
+    flat = np.zeros((2, 2, 3))
+    with pytest.raises(DesignError, match="zero variance"):
+        cvstats.plan(cz_pilot(DIFFS, flat), method="conservative_z")
+
+
+# ---------------------------------------------------------------------------
+# the uncertainty of ρ̂ (fit_rho) in the band
+# ---------------------------------------------------------------------------
+
+
+def rho_grid(ends, rho_hat):
+    """The ρ at which the plan evaluates the power: 7 points evenly spaced in k = ρ/(1 - ρ)
+    across ρ̂'s interval, and ρ̂ itself."""
+    ks = np.linspace(*(np.asarray(ends) / (1 - np.asarray(ends))), 7)
+    return [*(ks / (1 + ks)), rho_hat]
+
+
+def test_rho_interval_widens_the_power_band_not_the_width():
+    rng = np.random.default_rng(12)
+    n_data, J_p, rho = 40, 5, 0.3
+    mu = 0.1 * (rng.normal(size=(n_data, 1)) * np.sqrt(rho) + rng.normal(size=(n_data, J_p)))
+    d = designs.resampled(20, 5, J=J_p, seed=0)
+    scores = np.stack([mu, np.zeros_like(mu)], axis=-1)
+    cube = cvstats.from_scores(
+        scores, greater_is_better=False, design=d, models=["a", "b"], extra_dims=["dataset"]
+    )
+    res = cvstats.plan(cube, effect=0.05, J=10)
+    fit = cvstats.fit_rho(cvstats.pairwise(cube))
+    ends = fit.rho_ci.squeeze().values.clip(0, 0.999)
+    np.testing.assert_allclose(res.rho_ci.squeeze().values, ends)
+    table = res.to_frame("plan")
+    assert table["rho_low"].item() == pytest.approx(ends[0])
+    # the width is ρ-free: its band is the chi-square band of E[S²] alone
+    s2, df = f(res.s2), res.pilot_df
+    h = stats.t.ppf(0.975, 9) * np.sqrt((0.1 + 5 / 15) * s2 * df / stats.chi2.isf(0.025, df))
+    assert f(res.half_width_ci.sel(J=10, ci_bound="lower")) == pytest.approx(h)
+
+    # the power band: min and max over E[S²]'s and ρ's intervals, by hand
+    def power(tau2, r):
+        k, c = r / (1 - r), 5 / 15
+        crit = stats.t.ppf(0.975, 9)
+        q, lam = crit / np.sqrt((0.1 + k) / (0.1 + c)), 0.05 / np.sqrt(tau2 * (0.1 + k))
+        return stats.nct.sf(q, 9, lam) + stats.nct.cdf(-q, 9, lam)
+
+    taus = [s2 * df / stats.chi2.isf(0.025, df), s2, s2 * df / stats.chi2.ppf(0.025, df)]
+    grid = [power(t, r) for t in taus for r in rho_grid(ends, f(res.rho))]
+    lo = f(res.power_ci.sel(J=10, ci_bound="lower"))
+    hi = f(res.power_ci.sel(J=10, ci_bound="upper"))
+    assert lo == pytest.approx(min(grid)) and hi == pytest.approx(max(grid))
+    fixed = cvstats.plan(cube, effect=0.05, J=10, rho=float(res.rho.squeeze()))
+    assert f(fixed.power_ci.sel(J=10, ci_bound="upper")) < hi
+    assert f(fixed.power_ci.sel(J=10, ci_bound="lower")) > lo
+    np.testing.assert_allclose(fixed.half_width_ci.values, res.half_width_ci.values)
+    np.testing.assert_allclose(fixed.rho_ci.squeeze().values, [f(fixed.rho)] * 2)
+
+
+def test_the_power_band_finds_an_interior_extremum_in_rho():
+    # few datasets, ρ = 0.4: ρ̂'s interval is wide and, at effect 0.18 and J = 50, the power
+    # at the upper end of E[S²]'s interval dips inside it, away from ρ̂ (a larger Var[μ̂_J]
+    # first spreads μ̂_J out of the rejection region, then into its other side)
+    rng = np.random.default_rng(2)
+    n_data, J_p, rho = 10, 5, 0.4
+    mu = 0.1 * (rng.normal(size=(n_data, 1)) * np.sqrt(rho / (1 - rho))
+                + rng.normal(size=(n_data, J_p)))  # fmt: skip
+    d = designs.resampled(N, N_TEST, J=J_p, seed=0)
+    cube = cvstats.from_scores(
+        np.stack([mu, np.zeros_like(mu)], axis=-1),
+        greater_is_better=False,
+        design=d,
+        models=["a", "b"],
+        extra_dims=["dataset"],
+    )
+    J, effect = 50, 0.18
+    res = cvstats.plan(cube, effect=effect, J=J, budget_fits=60)
+    s2, df = f(res.s2), res.pilot_df
+    crit = stats.t.ppf(0.975, J - 1)
+
+    def power(tau2, r):
+        k = r / (1 - r)
+        q, lam = crit / np.sqrt((1 / J + k) / (1 / J + C)), effect / np.sqrt(tau2 * (1 / J + k))
+        return stats.nct.sf(q, J - 1, lam) + stats.nct.cdf(-q, J - 1, lam)
+
+    taus = [s2 * df / stats.chi2.isf(0.025, df), s2, s2 * df / stats.chi2.ppf(0.025, df)]
+    rhos = rho_grid(res.rho_ci.squeeze().values, f(res.rho))
+    grid = np.array([[power(t, r) for r in rhos] for t in taus])
+    # the case has an interior minimum: the ends of ρ̂'s interval and ρ̂ alone would miss it
+    assert grid.min() < grid[:, [0, 6, 7]].min() - 0.01
+    assert 0 < np.argmin(grid[2, :7]) < 6
+    lo = f(res.power_ci.sel(J=J, ci_bound="lower"))
+    hi = f(res.power_ci.sel(J=J, ci_bound="upper"))
+    assert lo == pytest.approx(grid.min(), rel=1e-9)
+    assert hi == pytest.approx(grid.max(), rel=1e-9)
+    # a grid even in ρ (not in ρ/(1 - ρ)) gives another minimum
+    even = np.linspace(*res.rho_ci.squeeze().values, 7)
+    assert min(power(taus[2], r) for r in even) != pytest.approx(lo, rel=1e-4)

@@ -15,7 +15,7 @@ import xarray as xr  # noqa: E402
 from statsmodels.stats.multitest import multipletests  # noqa: E402
 
 import cvstats  # noqa: E402
-from cvstats import ArgumentError, CvstatsTypeError, designs  # noqa: E402
+from cvstats import ArgumentError, CvstatsTypeError  # noqa: E402
 from cvstats.across.ranks import (  # noqa: E402
     FriedmanResult,
     cd_diagram,
@@ -134,19 +134,9 @@ def test_wilcoxon_all_equal_is_not_significant():
 
 
 @pytest.fixture(scope="module")
-def datasets_cube():
+def datasets_cube(gamma_datasets_cube):
     """Three learners on 8 simulated datasets, 10 resampling splits each."""
-    d = designs.resampled(60, 12, J=10, seed=3)
-    rng = np.random.default_rng(4)
-    losses = rng.gamma(2.0, 1.0, size=(8, 10, 60, 3)) * np.array([1.0, 1.3, 1.05])
-    return cvstats.from_arrays(
-        losses,
-        design=d,
-        models=["a", "b", "c"],
-        extra_dims=["dataset"],
-        extra_coords={"dataset": [f"d{i}" for i in range(8)]},
-        name="sq",
-    )
+    return gamma_datasets_cube(8, ["a", "b", "c"], n=60, n_test=12, J=10)
 
 
 def test_dataarray_table_and_report(datasets_cube):

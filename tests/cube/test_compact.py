@@ -22,17 +22,14 @@ from cvstats.cube.compact import (
     to_compact,
 )
 from cvstats.errors import CubeError
+from cvstats.studies import METHOD_NAMES
 
 FIELDS = ("estimate", "stderr", "statistic", "df", "pvalue")
-METHODS = (
-    "resampled_t",
-    "corrected_resampled_t",
-    "conservative_z",
-    "bootstrap_t",
-    "corrected_bootstrap_t",
-    "dietterich_5x2cv",
-    "combined_5x2cv_f",
-)
+#: the resampling method functions: every method of docs/theory.md §4 (the studies' list) but
+#: the hold-out t and the t4/t5 variants (options of dietterich_5x2cv, not functions)
+METHODS = [
+    m for m in METHOD_NAMES if m not in ("holdout_t", "dietterich_5x2cv_t4", "dietterich_5x2cv_t5")
+]
 
 
 def _cube(design, n_datasets=0, *, seed=0, dtype=float, per_dataset=False, **kwargs):

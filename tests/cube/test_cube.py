@@ -34,19 +34,29 @@ def test_from_arrays_with_design(cube, design):
     np.testing.assert_array_equal(in_test(cube), design.test)
 
 
-def test_from_arrays_extra_dim_with_own_splits():
-    # each dataset has its own random splits: the NaN pattern is the source of truth
-    ds = [designs.resampled(30, 5, J=4, seed=s) for s in range(3)]
+def own_splits_cube(datasets, models, n, n_test, J, seed):
+    """``(cube, test mask)``: each dataset its own ``resampled(n, n_test, J=J)`` splits.
+
+    Dataset ``k`` of ``datasets`` has the splits of seed ``k``, so the NaN pattern, not
+    a design, says which examples each split tests; uniform losses of generator ``seed``.
+    """
+    ds = [designs.resampled(n, n_test, J=J, seed=s) for s in range(len(datasets))]
     mask = np.stack([d.test.values for d in ds])
-    losses = np.random.default_rng(1).random((3, 4, 30, 2))
+    losses = np.random.default_rng(seed).random((len(datasets), J, n, len(models)))
     cube = cvstats.from_arrays(
         losses,
         mask,
-        n_train=25,
+        n_train=n - n_test,
         extra_dims=["dataset"],
-        extra_coords={"dataset": [10, 11, 12]},
-        models=["x", "y"],
+        extra_coords={"dataset": datasets},
+        models=models,
     )
+    return cube, mask
+
+
+def test_from_arrays_extra_dim_with_own_splits():
+    # each dataset has its own random splits: the NaN pattern is the source of truth
+    cube, mask = own_splits_cube([10, 11, 12], ["x", "y"], n=30, n_test=5, J=4, seed=1)
     assert cube.dims == ("dataset", "split", "example", "model")
     np.testing.assert_array_equal(cube.notnull().isel(model=0), mask)
     np.testing.assert_array_equal(cube.dataset, [10, 11, 12])

@@ -6,6 +6,7 @@ import pytest
 import xarray as xr
 from formulaic import model_matrix
 from formulaic.errors import FormulaSyntaxError
+from test_cube import own_splits_cube
 
 import cvstats
 from cvstats import ArgumentError, CvstatsTypeError, FormulaError, designs
@@ -235,17 +236,7 @@ def test_dataset_input_picks_the_lhs_variable(cube):
 
 def test_extra_leading_dim():
     # each dataset has its own splits (own NaN pattern)
-    ds = [designs.resampled(16, 4, J=3, seed=s) for s in range(2)]
-    mask = np.stack([d.test.values for d in ds])
-    losses = np.random.default_rng(2).random((2, 3, 16, 3))
-    cube = cvstats.from_arrays(
-        losses,
-        mask,
-        n_train=12,
-        extra_dims=["dataset"],
-        extra_coords={"dataset": [7, 8]},
-        models=MODELS,
-    )
+    cube, mask = own_splits_cube([7, 8], MODELS, n=16, n_test=4, J=3, seed=2)
     cvstats.validate(cube)
     out = contrasts("loss ~ C(model, contr.sum)", cube)
     assert out.dims == ("dataset", "split", "example", "contrast")
@@ -345,24 +336,23 @@ def test_error_dataset_without_the_variable(cube):
         pairwise(ds)
 
 
-def test_error_not_estimable(cube):
-    with pytest.raises(FormulaError, match=r"coefficient '.*\[c\]' .* is not estimable"):
-        contrast_matrix("loss ~ C(model, spans_intercept=False)", cube)
-
-
-def test_error_no_contrast(cube):
-    with pytest.raises(FormulaError, match="defines no contrast"):
-        contrasts("loss ~ 0", cube)
-
-
-def test_error_pairwise_spelling_points_to_pairwise(cube):
-    with pytest.raises(FormulaError, match=r"use cvstats.pairwise\(cube\)"):
-        contrasts("loss ~ pairwise(model)", cube)
-
-
-def test_error_evaluation_failure(cube):
-    with pytest.raises(FormulaError, match="cannot build contrasts.*np.log"):
-        contrasts("loss ~ np.log(model)", cube)
+@pytest.mark.parametrize(
+    ("build", "formula", "match"),
+    [
+        (
+            contrast_matrix,
+            "loss ~ C(model, spans_intercept=False)",
+            r"coefficient '.*\[c\]' .* is not estimable",
+        ),
+        (contrasts, "loss ~ 0", "defines no contrast"),
+        (contrasts, "loss ~ pairwise(model)", r"use cvstats.pairwise\(cube\)"),
+        (contrasts, "loss ~ np.log(model)", "cannot build contrasts.*np.log"),
+    ],
+    ids=["not_estimable", "no_contrast", "pairwise_spelling_points_to_pairwise", "evaluation"],
+)
+def test_error_formula_that_builds_no_contrast(cube, build, formula, match):
+    with pytest.raises(FormulaError, match=match):
+        build(formula, cube)
 
 
 def test_error_types(cube):

@@ -174,6 +174,15 @@ def _bad(case: str, cube: xr.DataArray) -> xr.DataArray:
     raise AssertionError(case)
 
 
+def _raises_cube_error(func: str, case: str, match: str, tmp_path) -> None:
+    """``func`` (of CUBE_FUNCTIONS, or "compare(formula)") on the bad cube ``case`` raises."""
+    name = func if func in METHODS else "resampled_t"
+    bad = _bad(case, cube_for(name))
+    call = _compare_formula if func == "compare(formula)" else CUBE_FUNCTIONS[func]
+    with pytest.raises(CubeError, match=match):
+        call(bad, tmp_path)
+
+
 @pytest.mark.parametrize("func", list(CUBE_FUNCTIONS))
 def test_missing_dim(func, tmp_path):
     bad = _bad("missing model dim", cube_for("resampled_t"))
@@ -196,11 +205,9 @@ def test_missing_model_dim_in_formula_functions(func):
 
 @pytest.mark.parametrize("func", [*CUBE_FUNCTIONS, "compare(formula)"])
 def test_dims_out_of_order(func, tmp_path):
-    name = func if func in METHODS else "resampled_t"
-    bad = _bad("dims out of order", cube_for(name))
-    call = _compare_formula if func == "compare(formula)" else CUBE_FUNCTIONS[func]
-    with pytest.raises(CubeError, match=r"must end with \[.*\]; fix with cube\.transpose"):
-        call(bad, tmp_path)
+    _raises_cube_error(
+        func, "dims out of order", r"must end with \[.*\]; fix with cube\.transpose", tmp_path
+    )
 
 
 @pytest.mark.parametrize("func", [f for f in CUBE_FUNCTIONS if f != "compare(cube)"])
@@ -251,11 +258,12 @@ def test_from_frame_missing_extra_dim_column():
 
 @pytest.mark.parametrize("func", [*CUBE_FUNCTIONS, "compare(formula)"])
 def test_loss_on_a_training_example(func, tmp_path):
-    name = func if func in METHODS else "resampled_t"
-    bad = _bad("loss on a training example", cube_for(name))
-    call = _compare_formula if func == "compare(formula)" else CUBE_FUNCTIONS[func]
-    with pytest.raises(CubeError, match=r"losses are present for training examples \(split 0"):
-        call(bad, tmp_path)
+    _raises_cube_error(
+        func,
+        "loss on a training example",
+        r"losses are present for training examples \(split 0",
+        tmp_path,
+    )
 
 
 @pytest.mark.parametrize("func", ["validate", "save", "resampled_t", "conservative_z"])
@@ -304,11 +312,9 @@ def test_collect_design_whose_test_set_meets_its_training_set():
 
 @pytest.mark.parametrize("func", [*CUBE_FUNCTIONS, "compare(formula)"])
 def test_infinite_loss(func, tmp_path):
-    name = func if func in METHODS else "resampled_t"
-    bad = _bad("infinite loss", cube_for(name))
-    call = _compare_formula if func == "compare(formula)" else CUBE_FUNCTIONS[func]
-    with pytest.raises(CubeError, match=r"infinite loss\(es\) \(first at split 0.*Clip or fix"):
-        call(bad, tmp_path)
+    _raises_cube_error(
+        func, "infinite loss", r"infinite loss\(es\) \(first at split 0.*Clip or fix", tmp_path
+    )
 
 
 def test_from_arrays_infinite_loss_without_mask():

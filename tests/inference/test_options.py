@@ -19,12 +19,21 @@ def _cube(design, seed=0, zero_one=False):
     return cvstats.from_arrays(losses, design=design, models=["a", "b"], name="loss")
 
 
+def _renamed_to_variant(method, cube, old, value, field):
+    """``method(cube, variant=value)``, after checking that the old name ``old=value``
+    warns that it is now ``variant=`` and gives the same ``field``."""
+    new = method(cube, variant=value)
+    with pytest.warns(FutureWarning, match=f"`{old}=` is now called `variant=`"):
+        before = method(cube, **{old: value})
+    np.testing.assert_array_equal(
+        np.asarray(getattr(new, field)), np.asarray(getattr(before, field))
+    )
+    return new
+
+
 def test_holdout_reference_is_now_variant_and_the_old_name_warns():
     cube = cvstats.pairwise(_cube(designs.holdout(60, 20, seed=1)))
-    new = cvstats.holdout_t(cube, variant="t")
-    with pytest.warns(FutureWarning, match="`reference=` is now called `variant=`"):
-        old = cvstats.holdout_t(cube, reference="t")
-    np.testing.assert_array_equal(np.asarray(new.pvalue), np.asarray(old.pvalue))
+    new = _renamed_to_variant(cvstats.holdout_t, cube, "reference", "t", "pvalue")
     assert new.reference == "t" and new.title == "Hold-out t (t reference)"
     assert cvstats.holdout_t(cube).title == "Hold-out t (z reference)"
     with pytest.raises(cvstats.ArgumentError, match="give `variant` only"):
@@ -33,10 +42,7 @@ def test_holdout_reference_is_now_variant_and_the_old_name_warns():
 
 def test_bayle_variance_is_now_variant_and_the_old_name_warns():
     cube = cvstats.pairwise(_cube(designs.kfold(60, 5, seed=2)))
-    new = cvstats.bayle_cv(cube, variant="in")
-    with pytest.warns(FutureWarning, match="`variance=` is now called `variant=`"):
-        old = cvstats.bayle_cv(cube, variance="in")
-    np.testing.assert_array_equal(np.asarray(new.stderr), np.asarray(old.stderr))
+    new = _renamed_to_variant(cvstats.bayle_cv, cube, "variance", "in", "stderr")
     assert new.method == "bayle_cv_in" and "(in)" in new.title
     with pytest.raises(cvstats.ArgumentError, match="`variant` must be one of"):
         cvstats.bayle_cv(cube, variant="both")

@@ -41,6 +41,7 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+from collections.abc import Callable
 from typing import Any
 
 import dask
@@ -71,18 +72,24 @@ MODELS = ["a", "b", "c"]
 REGISTRY_FIELDS = ("method", "title", "reference", "estimand", "target", "direction")
 COMMON_DEFAULTS = {"mu0": 0.0, "alpha": 0.05, "alternative": "two-sided"}
 
+
+def designs_of_kinds(n: int) -> dict[str, Callable[[], xr.Dataset]]:
+    """A small design of ``n`` examples per design kind (a key of DESIGNS), built on call."""
+    return {
+        "holdout": lambda: designs.holdout(n, 12, seed=1),
+        "resampled": lambda: designs.resampled(n, 8, J=5, seed=2),
+        "kfold": lambda: designs.kfold(n, 4, seed=3),
+        "repeated_kfold": lambda: designs.kfold(n, 4, repeats=3, seed=4),
+        "half": lambda: designs.conservative_z(n, 6, J=3, M=2, seed=5),
+        "replicate": lambda: designs.bootstrap(n, 8, J=3, R=3, seed=6),
+        "5x2": lambda: designs.five_by_two(n, seed=7),
+        "nested": lambda: designs.nested_cv(n, 4, seed=8),
+        "main": lambda: designs.kfold(n, 4, repeats=2, seed=12),
+    }
+
+
 #: A small design per design kind (a key of DESIGNS).
-DESIGN_OF = {
-    "holdout": lambda: designs.holdout(N, 12, seed=1),
-    "resampled": lambda: designs.resampled(N, 8, J=5, seed=2),
-    "kfold": lambda: designs.kfold(N, 4, seed=3),
-    "repeated_kfold": lambda: designs.kfold(N, 4, repeats=3, seed=4),
-    "half": lambda: designs.conservative_z(N, 6, J=3, M=2, seed=5),
-    "replicate": lambda: designs.bootstrap(N, 8, J=3, R=3, seed=6),
-    "5x2": lambda: designs.five_by_two(N, seed=7),
-    "nested": lambda: designs.nested_cv(N, 4, seed=8),
-    "main": lambda: designs.kfold(N, 4, repeats=2, seed=12),
-}
+DESIGN_OF = designs_of_kinds(N)
 
 #: More designs, for the applicability checks only: every block at once, and a combination.
 EXTRA_DESIGN_OF = {

@@ -20,6 +20,7 @@ import xarray as xr
 from sklearn import model_selection as ms
 from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
+from test_registry_contract import designs_of_kinds
 
 import cvstats
 from cvstats import ArgumentError, CubeError, DesignError, designs
@@ -41,18 +42,8 @@ def time_series_cube(n_datasets: int = 0, zero_one: bool = False) -> xr.DataArra
     return cvstats.from_arrays(losses, design=d, models=["a", "b"], extra_dims=extra)
 
 
-#: A small cube per design kind; the attr is set by hand to test every method's refusal.
-KIND_DESIGNS = {
-    "resampled": lambda: designs.resampled(N, 8, J=5, seed=2),
-    "kfold": lambda: designs.kfold(N, 4, seed=3),
-    "repeated_kfold": lambda: designs.kfold(N, 4, repeats=3, seed=4),
-    "half": lambda: designs.conservative_z(N, 6, J=3, M=2, seed=5),
-    "replicate": lambda: designs.bootstrap(N, 8, J=3, R=3, seed=6),
-    "5x2": lambda: designs.five_by_two(N, seed=7),
-    "nested": lambda: designs.nested_cv(N, 4, seed=8),
-    "main": lambda: designs.kfold(N, 4, repeats=2, seed=12),
-    "holdout": lambda: designs.holdout(N, 12, seed=1),
-}
+#: A small design per design kind; the attr is set by hand to test every method's refusal.
+KIND_DESIGNS = designs_of_kinds(N)
 
 
 def nested_cube(kind: str) -> xr.DataArray:

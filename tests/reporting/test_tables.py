@@ -391,12 +391,9 @@ def test_data_errors():
 
 
 def test_latex_booktabs_caption_label_pdflatex_safe(nb_frame):
+    caption = "Estimates of n/2 μ and ρ with 95% intervals"
     table = publication_table(
-        nb_frame,
-        rows="quantity",
-        columns="simulation",
-        caption="Estimates of n/2 μ and ρ with 95% intervals",
-        label="tab:nb",
+        nb_frame, rows="quantity", columns="simulation", caption=caption, label="tab:nb"
     )
     latex = table.to_latex()
     for rule in ("\\toprule", "\\midrule", "\\bottomrule"):

@@ -26,17 +26,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
-import xarray as xr  # noqa: E402
+from test_result_contract import ACROSS_CLASSES, across_results  # noqa: E402
 
 import cvstats  # noqa: E402
 import cvstats.results  # noqa: E402
-from cvstats import ArgumentError, designs  # noqa: E402
-from cvstats.across.conditional import cv_bias, variance_decomposition, winner_table  # noqa: E402
-from cvstats.across.kfold_variance import (  # noqa: E402
-    kfold_moments,
-    kfold_statistics,
-    quadratic_estimator_bias,
-)
+from cvstats import ArgumentError  # noqa: E402
 from cvstats.reporting import tables  # noqa: E402
 from cvstats.results import (  # noqa: E402
     BayesianResult,
@@ -74,58 +68,16 @@ ELSEWHERE = {"ComparisonTable", "CubeDescription"}
 
 
 @pytest.fixture(scope="module")
-def cube():
+def cube(gamma_datasets_cube):
     """Three learners (one with a hostile name), 8 datasets, 8 random splits each."""
-    d = designs.resampled(40, 8, J=8, seed=3)
-    rng = np.random.default_rng(4)
-    losses = rng.gamma(2.0, 1.0, size=(8, 8, 40, 3)) * np.array([1.0, 1.3, 1.05])
-    return cvstats.from_arrays(
-        losses,
-        design=d,
-        models=MODELS,
-        extra_dims=["dataset"],
-        extra_coords={"dataset": [f"d{i}" for i in range(8)]},
-        name="sq",
-    )
+    return gamma_datasets_cube(8, MODELS)
 
 
 @pytest.fixture(scope="module")
-def kfold_cubes():
-    """Two learners on 30 datasets: one 4-fold run each, and 3 repeats of it."""
-    rng = np.random.default_rng(5)
-    models = ["a", HOSTILE]
-    one = designs.kfold(20, K=4, seed=0)
-    e = rng.normal(size=(30, 1, 20, 2)) + rng.normal(size=(30, 1, 1, 1))
-    single = cvstats.from_arrays(
-        np.broadcast_to(e, (30, 4, 20, 2)), design=one, models=models, extra_dims=["dataset"]
-    )
-    rep = designs.kfold(20, K=4, repeats=3, seed=0)
-    losses = rng.normal(size=(30, 12, 20, 2)) + rng.normal(size=(30, 1, 1, 1))
-    repeated = cvstats.from_arrays(losses, design=rep, models=models, extra_dims=["dataset"])
-    return single, repeated
-
-
-@pytest.fixture(scope="module")
-def objects(cube, kfold_cubes):
+def objects(cube):
     """``{label: object}``: every displayed class, scalar and over extra dims."""
-    single, repeated = kfold_cubes
     one = cube.isel(dataset=0)
-    est = cvstats.corrected_resampled_t(cube).estimate
     per_dataset = cvstats.corrected_resampled_t(cvstats.pairwise(cube))
-    conditional = xr.DataArray(
-        np.random.default_rng(6).normal(size=(30, 2)),
-        dims=("dataset", "model"),
-        coords={"model": ["a", HOSTILE]},
-    )
-    moments = kfold_moments(single)
-    half = designs.conservative_z(40, 8, J=3, M=4, seed=0)
-    cz = cvstats.from_arrays(
-        np.random.default_rng(7).normal(size=(10, half.sizes["split"], 40, 2)),
-        design=half,
-        models=["a", HOSTILE],
-        extra_dims=["dataset"],
-    )
-    T = xr.DataArray(np.random.default_rng(8).normal(size=(50, 6)), dims=("dataset", "split"))
     frame = per_dataset.to_frame()
     scalar = cvstats.corrected_resampled_t(one.sel(model=["a"]))
     post = cvstats.bayesian_correlated_t(one.sel(model=["a"]))
@@ -138,20 +90,9 @@ def objects(cube, kfold_cubes):
         "inference_datasets": per_dataset,  # 18 rows: truncated
         "bayes_scalar": post,
         "bayes_contrasts": cvstats.bayesian_correlated_t(cvstats.pairwise(one), rope=0.05),
-        "friedman": cvstats.friedman_test(est),
-        "wilcoxon": cvstats.wilcoxon_test(est, "a", HOSTILE),
-        "pairwise": cvstats.pairwise_wilcoxon(est),
-        "rank_report": cvstats.rank_report(est, per_dataset),
-        "winner": winner_table(repeated, conditional, ("a", HOSTILE)),
-        "fit_lemma1": cvstats.fit_lemma1(T, "dataset", "split"),
-        "fit_rho": cvstats.fit_rho(cube),
+        # the rank tests, winner_table, the fits (one of them on contrasts below)
+        **across_results(cube, ["a", HOSTILE], fit_r_models=["a", HOSTILE]),
         "fit_rho_contrasts": cvstats.fit_rho("sq ~ model", cube),
-        "fit_r": cvstats.fit_r(cz),
-        "kfold_statistics": kfold_statistics(single),
-        "kfold_moments": moments,
-        "quadratic": quadratic_estimator_bias("naive", moments),
-        "cv_bias": cv_bias(repeated, conditional),
-        "variance_decomposition": variance_decomposition(repeated),
         "plan": cvstats.plan(cube, target_width=0.5, effect=0.4),
         "publication": tables.publication_table(
             frame, rows=["contrast"], columns=["dataset"], caption="Per dataset"
@@ -176,20 +117,8 @@ CLASSES = {
     "inference_datasets": InferenceResult,
     "bayes_scalar": BayesianResult,
     "bayes_contrasts": BayesianResult,
-    "friedman": FriedmanResult,
-    "wilcoxon": WilcoxonResult,
-    "pairwise": PairwiseResult,
-    "rank_report": RankReport,
-    "winner": WinnerTable,
-    "fit_lemma1": EstimatesResult,
-    "fit_rho": EstimatesResult,
+    **ACROSS_CLASSES,
     "fit_rho_contrasts": EstimatesResult,
-    "fit_r": EstimatesResult,
-    "kfold_statistics": EstimatesResult,
-    "kfold_moments": EstimatesResult,
-    "quadratic": EstimatesResult,
-    "cv_bias": EstimatesResult,
-    "variance_decomposition": EstimatesResult,
     "plan": cvstats.PlanResult,
     "publication": cvstats.PublicationTable,
     "publication_long": cvstats.PublicationTable,

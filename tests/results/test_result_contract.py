@@ -58,56 +58,83 @@ from cvstats.results import (  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def cube():
+def cube(gamma_datasets_cube):
     """Three learners, 6 datasets, 8 random splits each."""
-    d = designs.resampled(40, 8, J=8, seed=3)
-    rng = np.random.default_rng(4)
-    losses = rng.gamma(2.0, 1.0, size=(6, 8, 40, 3)) * np.array([1.0, 1.3, 1.05])
-    return cvstats.from_arrays(
-        losses,
-        design=d,
-        models=["a", "b", "c"],
-        extra_dims=["dataset"],
-        extra_coords={"dataset": [f"d{i}" for i in range(6)]},
-        name="sq",
-    )
+    return gamma_datasets_cube(6, ["a", "b", "c"])
 
 
-@pytest.fixture(scope="module")
-def kfold_cube():
-    """Two learners on 30 datasets, one 4-fold run each (a repeated one for cv_bias)."""
+def across_results(cube, models, fit_r_models=None):
+    """``{label: result}``: the comparisons across datasets and the fits.
+
+    The rank tests compare the corrected resampled t's estimates on ``cube`` (its first
+    two learners are ``models``); the others run on two learners ``models`` over 30
+    datasets, one 4-fold run each and 3 repeats of it (for ``cv_bias``), and ``fit_r``
+    on a conservative-Z cube of ``fit_r_models`` (one unnamed learner when None).
+    """
     rng = np.random.default_rng(5)
     one = designs.kfold(20, K=4, seed=0)
     e = rng.normal(size=(30, 1, 20, 2)) + rng.normal(size=(30, 1, 1, 1))
     single = cvstats.from_arrays(
-        np.broadcast_to(e, (30, 4, 20, 2)), design=one, models=["a", "b"], extra_dims=["dataset"]
+        np.broadcast_to(e, (30, 4, 20, 2)), design=one, models=models, extra_dims=["dataset"]
     )
     rep = designs.kfold(20, K=4, repeats=3, seed=0)
     losses = rng.normal(size=(30, 12, 20, 2)) + rng.normal(size=(30, 1, 1, 1))
-    repeated = cvstats.from_arrays(losses, design=rep, models=["a", "b"], extra_dims=["dataset"])
-    return single, repeated
-
-
-@pytest.fixture(scope="module")
-def results(cube, kfold_cube):
-    """``{label: result}`` covering every result class."""
-    single, repeated = kfold_cube
-    one = cube.isel(dataset=0)
-    est = cvstats.corrected_resampled_t(cube).estimate
-    pair = cvstats.pairwise(cube)
+    repeated = cvstats.from_arrays(losses, design=rep, models=models, extra_dims=["dataset"])
     conditional = xr.DataArray(
         np.random.default_rng(6).normal(size=(30, 2)),
         dims=("dataset", "model"),
-        coords={"model": ["a", "b"]},
+        coords={"model": models},
     )
     moments = kfold_moments(single)
     half = designs.conservative_z(40, 8, J=3, M=4, seed=0)
+    n_fit_r = 1 if fit_r_models is None else len(fit_r_models)
     cz = cvstats.from_arrays(
-        np.random.default_rng(7).normal(size=(10, half.sizes["split"], 40, 1)),
+        np.random.default_rng(7).normal(size=(10, half.sizes["split"], 40, n_fit_r)),
         design=half,
+        models=fit_r_models,
         extra_dims=["dataset"],
     )
     T = xr.DataArray(np.random.default_rng(8).normal(size=(50, 6)), dims=("dataset", "split"))
+    est = cvstats.corrected_resampled_t(cube).estimate
+    return {
+        "friedman": friedman_test(est),
+        "wilcoxon": wilcoxon_test(est, *models),
+        "pairwise": pairwise_wilcoxon(est),
+        "rank_report": rank_report(est, cvstats.corrected_resampled_t(cvstats.pairwise(cube))),
+        "winner": winner_table(repeated, conditional, tuple(models)),
+        "fit_lemma1": cvstats.fit_lemma1(T, "dataset", "split"),
+        "fit_rho": cvstats.fit_rho(cube),
+        "fit_r": cvstats.fit_r(cz),
+        "kfold_statistics": kfold_statistics(single),
+        "kfold_moments": moments,
+        "quadratic": quadratic_estimator_bias("naive", moments),
+        "cv_bias": cv_bias(repeated, conditional),
+        "variance_decomposition": variance_decomposition(repeated),
+    }
+
+
+#: The classes of the results of :func:`across_results`.
+ACROSS_CLASSES = {
+    "friedman": FriedmanResult,
+    "wilcoxon": WilcoxonResult,
+    "pairwise": PairwiseResult,
+    "rank_report": RankReport,
+    "winner": WinnerTable,
+    "fit_lemma1": EstimatesResult,
+    "fit_rho": EstimatesResult,
+    "fit_r": EstimatesResult,
+    "kfold_statistics": EstimatesResult,
+    "kfold_moments": EstimatesResult,
+    "quadratic": EstimatesResult,
+    "cv_bias": EstimatesResult,
+    "variance_decomposition": EstimatesResult,
+}
+
+
+@pytest.fixture(scope="module")
+def results(cube):
+    """``{label: result}`` covering every result class."""
+    one = cube.isel(dataset=0)
     scalar = cvstats.corrected_resampled_t(one.sel(model=["a"]))
     post = bayesian_correlated_t(one.sel(model=["a"]))
     return {
@@ -129,19 +156,7 @@ def results(cube, kfold_cube):
         ),
         "bayes": bayesian_correlated_t(cvstats.pairwise(one), rope=0.05),
         "bayes_scalar": post,
-        "friedman": friedman_test(est),
-        "wilcoxon": wilcoxon_test(est, "a", "b"),
-        "pairwise": pairwise_wilcoxon(est),
-        "rank_report": rank_report(est, cvstats.corrected_resampled_t(pair)),
-        "winner": winner_table(repeated, conditional, ("a", "b")),
-        "fit_lemma1": cvstats.fit_lemma1(T, "dataset", "split"),
-        "fit_rho": cvstats.fit_rho(cube),
-        "fit_r": cvstats.fit_r(cz),
-        "kfold_statistics": kfold_statistics(single),
-        "kfold_moments": moments,
-        "quadratic": quadratic_estimator_bias("naive", moments),
-        "cv_bias": cv_bias(repeated, conditional),
-        "variance_decomposition": variance_decomposition(repeated),
+        **across_results(cube, ["a", "b"]),
     }
 
 
@@ -153,19 +168,7 @@ CLASSES = {
     "inference_5x2": InferenceResult,
     "bayes": BayesianResult,
     "bayes_scalar": BayesianResult,
-    "friedman": FriedmanResult,
-    "wilcoxon": WilcoxonResult,
-    "pairwise": PairwiseResult,
-    "rank_report": RankReport,
-    "winner": WinnerTable,
-    "fit_lemma1": EstimatesResult,
-    "fit_rho": EstimatesResult,
-    "fit_r": EstimatesResult,
-    "kfold_statistics": EstimatesResult,
-    "kfold_moments": EstimatesResult,
-    "quadratic": EstimatesResult,
-    "cv_bias": EstimatesResult,
-    "variance_decomposition": EstimatesResult,
+    **ACROSS_CLASSES,
 }
 WITH_INTERVAL = {
     "inference_0d",

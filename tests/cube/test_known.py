@@ -1,0 +1,340 @@
+"""A cube validated once is not re-read while it provably stays the same (issue 16).
+
+``cvstats.cube.known`` remembers a cube whose values cannot change in place
+(the read-only contrast cubes of ``pairwise``/``contrasts``) together with a
+snapshot of everything else validation reads; ``compare`` trusts its cube
+within the call and shares the split means among its methods. These tests
+check that the proof is sound (any change is seen and the cube is validated
+again), that the fast paths compute the same numbers as the general ones, and
+that the in-memory and dask validations name the same problems.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import cvstats
+from cvstats import CubeError, designs
+from cvstats.cube.known import Facts, immutable, recall, scope, scoped_cache
+from cvstats.cube.schema import CONTRAST, MODEL
+from cvstats.cube.validation import validated
+from cvstats.inference.blocks import block_sizes, split_means
+from cvstats.inference.registry import METHODS
+
+
+@functools.cache
+def loss_cube(models: int = 2, datasets: int = 3) -> xr.DataArray:
+    """Every block, an extra ``dataset`` dim, uniform losses."""
+    d = designs.nadeau_bengio(40, 4, J=3, M=2, R=2, seed=0)
+    shape = (datasets, d.sizes["split"], 40, models)
+    losses = np.random.default_rng(0).random(shape)
+    names = [f"m{k}" for k in range(models)]
+    return cvstats.from_arrays(losses, design=d, models=names, name="loss", extra_dims=["dataset"])
+
+
+def writable(cube: xr.DataArray) -> xr.DataArray:
+    """A deep copy the user could change: never remembered."""
+    return cube.copy(deep=True)
+
+
+def test_a_users_cube_is_not_remembered():
+    cube = writable(loss_cube())
+    cvstats.validate(cube)
+    assert recall(cube) is None
+
+
+def test_pairwise_is_read_only_and_remembered():
+    contrast = cvstats.pairwise(loss_cube(3))
+    assert not contrast.data.flags.writeable
+    assert immutable(contrast.data)
+    facts = recall(contrast)
+    assert isinstance(facts, Facts)
+    with pytest.raises(ValueError, match="read-only"):
+        contrast.values[0, 0, 0, 0] = 1.0
+    # the counts it remembers are those a fresh count of the NaN pattern gives
+    fresh = writable(contrast)
+    for block in ("main", "half", "replicate", "5x2"):
+        assert block_sizes(contrast, block, "t") == block_sizes(fresh, block, "t")
+
+
+@pytest.mark.parametrize("models", [2, 3])
+def test_subtraction_equals_the_weighted_sum(models):
+    """The contrast by subtraction equals ``xr.dot`` with the weights, to the last bit."""
+    cube = loss_cube(models)
+    contrast = cvstats.pairwise(cube)
+    weights = xr.DataArray(
+        [
+            [1.0 if m == a else -1.0 if m == b else 0.0 for m in cube[MODEL].values]
+            for a, b in (c.split(" - ") for c in contrast[CONTRAST].values)
+        ],
+        dims=(CONTRAST, MODEL),
+        coords={CONTRAST: contrast[CONTRAST].values, MODEL: cube[MODEL].values},
+    )
+    want = xr.dot(cube, weights, dim=MODEL).transpose(*contrast.dims)
+    np.testing.assert_array_equal(contrast.values, want.values)
+    assert set(contrast.coords) == set(want.coords) | {"weights"}
+    for name in want.coords:
+        np.testing.assert_array_equal(contrast[name].values, want[name].values)
+
+
+def test_treatment_contrasts_keep_the_same_values():
+    cube = loss_cube(3)
+    got = cvstats.contrasts("loss ~ model", cube)
+    assert recall(got) is not None
+    models = [cube.isel(model=k, drop=True) for k in range(3)]
+    want = [models[0], models[1] - models[0], models[2] - models[0]]
+    for k, w in enumerate(want):
+        np.testing.assert_array_equal(got.isel(contrast=k, drop=True).values, w.values)
+
+
+def test_general_weights_go_through_einsum_and_are_remembered():
+    cube = loss_cube(3)
+    got = cvstats.contrasts("loss ~ C(model, contr.sum)", cube)
+    assert recall(got) is not None
+    mean = cube.mean(MODEL)
+    np.testing.assert_allclose(got.isel(contrast=0, drop=True), mean, rtol=1e-14)
+
+
+def test_the_users_cube_is_left_alone():
+    cube = writable(loss_cube())
+    before = cube["in_train"].values.copy()
+    contrast = cvstats.pairwise(cube)
+    assert cube.data.flags.writeable and cube["in_train"].values.flags.writeable
+    cube["in_train"].values[...] = ~before  # the user changes their own cube
+    np.testing.assert_array_equal(contrast["in_train"].values, before)
+    assert recall(contrast) is not None
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "attrs",
+        "coordinate replaced",
+        "coordinate changed in place",
+        "name",
+        "made writable and changed",
+    ],
+)
+def test_any_change_is_seen_and_validated_again(change):
+    contrast = cvstats.pairwise(loss_cube())
+    assert recall(contrast) is not None
+    if change == "attrs":
+        contrast.attrs["n"] = 3  # n_train >= n: invalid
+        match = "n_train >= n"
+    elif change == "coordinate replaced":
+        contrast["n_train"] = ("split", np.zeros(contrast.sizes["split"], dtype=np.int64))
+        match = "n_train = 0 < 1"
+    elif change == "coordinate changed in place":
+        # a small coordinate of ours is read-only too; the snapshot would see a change
+        with pytest.raises(ValueError, match="read-only"):
+            contrast["n_train"].values[0] = 0
+        return
+    elif change == "name":
+        contrast.name = None
+        match = "no name"
+    else:
+        contrast.data.setflags(write=True)
+        first = int(np.argmax(~np.isnan(contrast.values[0, 0, :, 0])))
+        contrast.values[0, 0, first, 0] = np.inf
+        match = "infinite"
+    assert recall(contrast) is None
+    with pytest.raises(CubeError, match=match):
+        cvstats.validate(contrast)
+    with pytest.raises(CubeError, match=match):
+        cvstats.corrected_resampled_t(contrast)
+
+
+def test_an_overflowing_contrast_is_not_trusted():
+    # one test example a split: no split's sum overflows, only the difference does
+    d = designs.resampled(20, 1, J=3, seed=0)
+    losses = np.where(np.arange(2) == 0, 9e307, -9e307) * np.ones((3, 20, 2))
+    cube = cvstats.from_arrays(losses, design=d, models=["a", "b"], name="loss")
+    cvstats.validate(cube)  # finite
+    contrast = cvstats.pairwise(cube)  # a - b overflows to inf
+    assert recall(contrast) is None
+    with pytest.raises(CubeError, match="infinite"):
+        cvstats.compare(contrast)
+    with pytest.raises(CubeError, match="infinite"):
+        cvstats.compare(cvstats.pairwise(cube))
+
+
+def test_compare_with_shared_means_equals_each_method_on_a_fresh_cube():
+    contrast = cvstats.pairwise(loss_cube(3))
+    table = cvstats.compare(contrast).to_frame()
+    fresh = writable(contrast)  # validated by every method, own split means
+    keys = ["method", "contrast", "dataset"]
+    fields = ["estimate", "stderr", "statistic", "df", "pvalue", "ci_lower", "ci_upper"]
+    for name in table["method"].unique():
+        spec = METHODS[name]
+        alone = spec.func(fresh, **spec.fixed).to_frame().sort_values(keys)
+        got = table[table["method"] == name].sort_values(keys)
+        assert len(got) == len(alone) == 9
+        np.testing.assert_allclose(
+            got[fields].to_numpy(float), alone[fields].to_numpy(float), rtol=1e-13
+        )
+
+
+def test_split_means_are_shared_within_a_scope_only():
+    contrast = cvstats.pairwise(loss_cube())
+    assert scoped_cache(contrast) is None
+    with scope(contrast):
+        first = split_means(contrast, ["main", "replicate"], "t")
+        with scope(contrast):  # a nested scope of the same cube shares its cache
+            assert split_means(contrast, ["main", "replicate"], "t") is first
+        fresh = split_means(writable(contrast), ["main", "replicate"], "t")
+        np.testing.assert_array_equal(first.values, fresh.values)
+        np.testing.assert_array_equal(first["split"].values, fresh["split"].values)
+    assert scoped_cache(contrast) is None
+
+
+# ---------------------------------------------------------------------------
+# the in-memory checks name the same problems as the dask (one-pass) ones
+# ---------------------------------------------------------------------------
+
+
+def _with(cube: xr.DataArray, index: tuple, value: float) -> xr.DataArray:
+    values = cube.values.copy()
+    values[index] = value
+    return cube.copy(data=values)
+
+
+def _bad(case: str) -> tuple[xr.DataArray, str]:
+    cube = loss_cube()
+    test = int(np.argmax(~np.isnan(cube.values[1, 0, :, 0])))
+    train = int(np.argmax(cube["in_train"].values[0]))
+    if case == "inf":
+        return _with(cube, (1, 0, test, 0), -np.inf), "1 infinite loss.*dataset 1, split 0"
+    if case == "pattern":
+        return _with(cube, (1, 0, test, 1), np.nan), "NaN pattern differs.*dataset 1"
+    if case == "train":
+        return _with(cube, (2, 0, train, slice(None)), 0.5), "training examples"
+    if case == "halves":
+        half = np.flatnonzero(cube["block"].values == "half")
+        side1 = half[(cube["half"].values[half] == 0) & (cube["side"].values[half] == 1)][0]
+        side0 = half[(cube["half"].values[half] == 0) & (cube["side"].values[half] == 0)][0]
+        values = cube.values.copy()
+        values[:, side1, :, :] = np.nan
+        tested = np.flatnonzero(~np.isnan(cube.values[0, side0, :, 0]))
+        values[:, side1, tested, :] = 0.5  # side 1 tests side 0's examples
+        return cube.copy(data=values), "two sides of a half-split test common examples"
+    raise AssertionError(case)
+
+
+@pytest.mark.parametrize("case", ["inf", "pattern", "train", "halves"])
+@pytest.mark.parametrize("lazy", [False, True])
+def test_in_memory_and_dask_validation_agree(case, lazy):
+    pytest.importorskip("dask")
+    bad, match = _bad(case)
+    if lazy:
+        bad = bad.chunk({"dataset": 1})
+    with pytest.raises(CubeError, match=match):
+        cvstats.validate(bad)
+
+
+# ---------------------------------------------------------------------------
+# lazy (dask) cubes: remembered by their graph's name; finiteness proved on one read
+# ---------------------------------------------------------------------------
+
+
+class Tasks:
+    """Count the dask tasks run within the block, and the largest array one returned."""
+
+    def __enter__(self) -> Tasks:
+        from dask.callbacks import Callback
+
+        self.count = 0
+        self.largest = 0
+
+        def posttask(key: object, result: object, *args: object) -> None:
+            self.count += 1
+            if isinstance(result, np.ndarray):
+                self.largest = max(self.largest, result.nbytes)
+
+        self._callback = Callback(posttask=posttask)
+        self._callback.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._callback.__exit__(*exc)
+
+
+def test_a_lazy_cube_is_validated_once(tmp_path):
+    pytest.importorskip("dask")
+    path = tmp_path / "cube.zarr"
+    cvstats.save(loss_cube(), path)
+    cube = cvstats.open_cube(path, chunks={"dataset": 1})  # validated on opening
+    try:
+        assert recall(cube) is not None
+        with Tasks() as tasks:
+            cvstats.validate(cube)
+            contrast = cvstats.pairwise(cube)  # lazy: nothing read
+        assert tasks.count == 0
+        assert recall(contrast) is not None and not recall(contrast).finite
+        with Tasks() as tasks:
+            facts = validated(contrast)  # finiteness: one read
+        assert tasks.count > 0 and facts.finite and recall(contrast).finite
+        with Tasks() as tasks:
+            cvstats.validate(contrast)
+        assert tasks.count == 0
+        # an assignment gives the dask array a new name: validated again, and refused
+        contrast[{"dataset": 0, "split": 0, "example": _first_tested(contrast)}] = np.inf
+        assert recall(contrast) is None
+        with pytest.raises(CubeError, match="infinite"):
+            cvstats.validate(contrast)
+    finally:
+        cube.close()
+
+
+def _first_tested(cube: xr.DataArray) -> int:
+    return int(np.argmax(cube.isel(dataset=0, split=0, contrast=0).notnull().values))
+
+
+def test_a_lazy_overflowing_contrast_is_refused():
+    pytest.importorskip("dask")
+    # one test example a split: no split's sum overflows, only the difference does
+    d = designs.resampled(20, 1, J=3, seed=0)
+    losses = np.where(np.arange(2) == 0, 9e307, -9e307) * np.ones((3, 20, 2))
+    cube = cvstats.from_arrays(losses, design=d, models=["a", "b"], name="loss").chunk()
+    contrast = cvstats.pairwise(cube)
+    with pytest.raises(CubeError, match="infinite"):
+        cvstats.compare(contrast)
+    with pytest.raises(CubeError, match="infinite"):
+        cvstats.corrected_resampled_t(contrast)
+    with pytest.raises(CubeError, match="infinite"):
+        cvstats.compare("loss ~ model", cube)
+
+
+class Counting:
+    """An array that counts the reads of its chunks (dask reads it by ``__getitem__``)."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values, self.reads = values, 0
+        self.shape, self.dtype, self.ndim = values.shape, values.dtype, values.ndim
+
+    def __getitem__(self, key: object) -> np.ndarray:
+        self.reads += 1
+        return self.values[key]
+
+
+def test_lazy_compare_reads_the_cube_once_for_its_methods():
+    """Every method of compare takes its split means from one read of the cube."""
+    da = pytest.importorskip("dask.array")
+    cube = loss_cube()
+    source = Counting(cube.values)
+    lazy_cube = cube.copy(data=da.from_array(source, chunks=(1, -1, -1, -1)))
+    chunks, source.reads = cube.sizes["dataset"], 0  # (dask read an empty slice for its meta)
+    contrast = cvstats.pairwise(lazy_cube)
+    assert source.reads == chunks  # validation of the loss cube: one read
+    table = cvstats.compare(contrast)
+    assert source.reads == 2 * chunks  # the split means (which prove the contrast finite)
+    assert all(res.estimate.chunks is None for res in table.results.values())  # computed
+    frame = table.to_frame()
+    assert source.reads == 2 * chunks
+    eager = cvstats.compare(cvstats.pairwise(cube)).to_frame()
+    np.testing.assert_allclose(
+        frame.select_dtypes(float).to_numpy(), eager.select_dtypes(float).to_numpy(), rtol=1e-12
+    )
