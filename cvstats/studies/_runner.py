@@ -153,9 +153,13 @@ class Problem(Protocol):
         ...
 
     def split_means(
-        self, data: FloatArray, test_idx: NDArray[np.int32], train_idx: NDArray[np.int32],
-        test_sums: FloatArray, train_sums: FloatArray,
-    ) -> FloatArray:  # fmt: skip
+        self,
+        data: FloatArray,
+        test_idx: NDArray[np.int32],
+        train_idx: NDArray[np.int32],
+        test_sums: FloatArray,
+        train_sums: FloatArray,
+    ) -> FloatArray:
         """Mean test loss of each learner, shape ``(B, ..., n_models)``."""
         ...
 
@@ -433,9 +437,14 @@ class SimulationProblem:
 
     @classmethod
     def of_simulation(
-        cls, table: Mapping[int, dict[str, float]], simulation: int, overrides: dict[str, Any],
-        *, positive: Sequence[str] = (), what: str = "the simulation",
-    ) -> Self:  # fmt: skip
+        cls,
+        table: Mapping[int, dict[str, float]],
+        simulation: int,
+        overrides: dict[str, Any],
+        *,
+        positive: Sequence[str] = (),
+        what: str = "the simulation",
+    ) -> Self:
         """Return simulation ``simulation`` of ``table``, its parameters changed by ``overrides``.
 
         Raises
@@ -891,10 +900,20 @@ def read_batches(paths: Sequence[Path], dim: str) -> xr.Dataset:
 
 
 def run_study(
-    problem: Problem, n_datasets: int, out_dir: str | os.PathLike[str], *, seed: int = 0,
-    J: int = 25, M: int = 20, R: int = 15, J_rep: int = 15, batch_size: int | None = None,
-    n_jobs: int = 1, progress: bool = False, client: Any = None,
-) -> xr.Dataset:  # fmt: skip
+    problem: Problem,
+    n_datasets: int,
+    out_dir: str | os.PathLike[str],
+    *,
+    seed: int = 0,
+    J: int = 25,
+    M: int = 20,
+    R: int = 15,
+    J_rep: int = 15,
+    batch_size: int | None = None,
+    n_jobs: int = 1,
+    progress: bool = False,
+    client: Any = None,
+) -> xr.Dataset:
     """Compute (or resume) the split means of ``n_datasets`` datasets of one simulation.
 
     Parameters

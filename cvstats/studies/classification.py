@@ -165,9 +165,13 @@ class ClassificationProblem(SimulationProblem):
         )
 
     def split_means(
-        self, data: FloatArray, test_idx: NDArray[np.int32], train_idx: NDArray[np.int32],
-        test_sums: FloatArray, train_sums: FloatArray,
-    ) -> FloatArray:  # fmt: skip
+        self,
+        data: FloatArray,
+        test_idx: NDArray[np.int32],
+        train_idx: NDArray[np.int32],
+        test_sums: FloatArray,
+        train_sums: FloatArray,
+    ) -> FloatArray:
         """Mean zero-one test losses of the tree (A) and OLS (B), shape ``(B, ..., 2)``."""
         ols = _ols_losses(data, test_idx, ols_classifier_from_sums(train_sums)).mean(axis=-1)
         tree = tree_losses(data, test_idx, train_idx).mean(axis=-1)
@@ -208,9 +212,13 @@ def classification_problem(simulation: int, **overrides: float) -> Classificatio
 
 @study_doc
 def monte_carlo_truth(
-    problem: ClassificationProblem, n1: int, *, train_sets: int = 200, n_test: int = 20_000,
+    problem: ClassificationProblem,
+    n1: int,
+    *,
+    train_sets: int = 200,
+    n_test: int = 20_000,
     seed: int = 0,
-) -> dict[str, tuple[float, float]]:  # fmt: skip
+) -> dict[str, tuple[float, float]]:
     """Monte Carlo ``n1μ`` of A, B and A−B: fresh training sets, one large test sample.
 
     Parameters
@@ -239,11 +247,22 @@ def monte_carlo_truth(
 
 @study_doc
 def run_classification(
-    simulation: int, n_datasets: int, out_dir: str | os.PathLike[str], *, seed: int = 0,
-    J: int = 25, M: int = 20, R: int = 15, J_rep: int = 15, batch_size: int | None = None,
-    n_jobs: int = 1, progress: bool = False, client: Any = None, truth_sets: int = 0,
+    simulation: int,
+    n_datasets: int,
+    out_dir: str | os.PathLike[str],
+    *,
+    seed: int = 0,
+    J: int = 25,
+    M: int = 20,
+    R: int = 15,
+    J_rep: int = 15,
+    batch_size: int | None = None,
+    n_jobs: int = 1,
+    progress: bool = False,
+    client: Any = None,
+    truth_sets: int = 0,
     **overrides: float,
-) -> xr.Dataset:  # fmt: skip
+) -> xr.Dataset:
     """Run (or resume) simulation ``simulation`` of problem B (docs/studies.md §B, §D).
 
     %(run_simulation)s

@@ -271,9 +271,13 @@ class LetterProblem:
         return np.stack(out, axis=-1)
 
     def split_means(
-        self, data: FloatArray, test_idx: NDArray[np.int32], train_idx: NDArray[np.int32],
-        test_sums: FloatArray, train_sums: FloatArray,
-    ) -> FloatArray:  # fmt: skip
+        self,
+        data: FloatArray,
+        test_idx: NDArray[np.int32],
+        train_idx: NDArray[np.int32],
+        test_sums: FloatArray,
+        train_sums: FloatArray,
+    ) -> FloatArray:
         """Mean zero-one test losses of the learners, shape ``(B, ..., n_models)``."""
         return self._losses(data, test_idx, train_idx).mean(axis=-2)
 
@@ -371,11 +375,23 @@ def monte_carlo_truth(
 
 @study_doc
 def run_letter(
-    w: float, n_datasets: int, out_dir: str | os.PathLike[str], *,
-    learners: str | tuple[str, ...] = ("tree", "nn"), seed: int = 0, J: int = 25, M: int = 20,
-    R: int = 15, J_rep: int = 15, batch_size: int | None = None, n_jobs: int = 1,
-    progress: bool = False, client: Any = None, truth_sets: int = 0, n: int = 300,
-) -> xr.Dataset:  # fmt: skip
+    w: float,
+    n_datasets: int,
+    out_dir: str | os.PathLike[str],
+    *,
+    learners: str | tuple[str, ...] = ("tree", "nn"),
+    seed: int = 0,
+    J: int = 25,
+    M: int = 20,
+    R: int = 15,
+    J_rep: int = 15,
+    batch_size: int | None = None,
+    n_jobs: int = 1,
+    progress: bool = False,
+    client: Any = None,
+    truth_sets: int = 0,
+    n: int = 300,
+) -> xr.Dataset:
     """Run (or resume) the simulation of problem 3 with weight ``w`` (docs/studies.md §C, §D).
 
     Parameters

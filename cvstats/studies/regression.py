@@ -211,9 +211,13 @@ class RegressionProblem(SimulationProblem):
         return _stats(*_centred(data))
 
     def split_means(
-        self, data: FloatArray, test_idx: NDArray[np.int32], train_idx: NDArray[np.int32],
-        test_sums: FloatArray, train_sums: FloatArray,
-    ) -> FloatArray:  # fmt: skip
+        self,
+        data: FloatArray,
+        test_idx: NDArray[np.int32],
+        train_idx: NDArray[np.int32],
+        test_sums: FloatArray,
+        train_sums: FloatArray,
+    ) -> FloatArray:
         """Mean test losses of A and B from the sums, shape ``(B, ..., 2)``."""
         return np.stack(
             [
@@ -253,10 +257,21 @@ def regression_problem(simulation: int, **overrides: float) -> RegressionProblem
 
 @study_doc
 def run_regression(
-    simulation: int, n_datasets: int, out_dir: str | os.PathLike[str], *, seed: int = 0,
-    J: int = 25, M: int = 20, R: int = 15, J_rep: int = 15, batch_size: int | None = None,
-    n_jobs: int = 1, progress: bool = False, client: Any = None, **overrides: float,
-) -> xr.Dataset:  # fmt: skip
+    simulation: int,
+    n_datasets: int,
+    out_dir: str | os.PathLike[str],
+    *,
+    seed: int = 0,
+    J: int = 25,
+    M: int = 20,
+    R: int = 15,
+    J_rep: int = 15,
+    batch_size: int | None = None,
+    n_jobs: int = 1,
+    progress: bool = False,
+    client: Any = None,
+    **overrides: float,
+) -> xr.Dataset:
     """Run (or resume) simulation ``simulation`` of problem A (docs/studies.md §A, §D).
 
     %(run_simulation)s
