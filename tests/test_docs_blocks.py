@@ -42,7 +42,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 # docs/theory.md and studies.md are listed even before they exist (skipped as pending then)
 PAGES = sorted(
-    {ROOT / "README.md", ROOT / "docs" / "docs/theory.md", ROOT / "docs" / "studies.md"}
+    {ROOT / "README.md", ROOT / "docs" / "theory.md", ROOT / "docs" / "studies.md"}
     | set((ROOT / "docs").glob("*.md"))
 )
 RUN_LANGUAGES = {"python", "py", "python3", "pycon"}

@@ -50,6 +50,7 @@ __all__ = [
     "unequal_sizes_error",
     "SIZES_FIX",
     "kfold_layout",
+    "coord",
 ]
 
 #: The design functions that provide each block, for error messages.
@@ -151,6 +152,11 @@ def _means(cube: xr.DataArray) -> xr.DataArray:
     return means.drop_vars(EXAMPLE_INDEX, errors="ignore")
 
 
+def coord(obj: xr.DataArray | xr.Dataset, name: str) -> np.ndarray:
+    """Return the values of a coordinate, without building a DataArray around it."""
+    return np.asarray(obj.coords.variables[name].values)
+
+
 def block_positions(cube: xr.DataArray | xr.Dataset, block: str, method: str) -> np.ndarray:
     """Integer positions along ``split`` of the splits in ``block``.
 
@@ -160,7 +166,7 @@ def block_positions(cube: xr.DataArray | xr.Dataset, block: str, method: str) ->
         If the cube has no split in that block, naming the design function
         that provides it.
     """
-    pos = np.flatnonzero(np.asarray(cube["block"].values) == block)
+    pos = np.flatnonzero(coord(cube, "block") == block)
     if pos.size == 0:
         raise DesignError(
             f"{method} needs the {block!r} block, which this cube does not have (its blocks: "
@@ -229,14 +235,14 @@ def _grid(pos: np.ndarray, *keys: np.ndarray) -> np.ndarray:
 def half_means(means: xr.DataArray, method: str) -> xr.DataArray:
     """Half-block split means over core dims ``(_m, _side, _j)`` (docs/theory.md §4, method 4)."""
     pos = block_positions(means, "half", method)
-    index = _grid(pos, means["half"].values[pos], means["side"].values[pos])
+    index = _grid(pos, coord(means, "half")[pos], coord(means, "side")[pos])
     return _take(means, index, (M_DIM, SIDE_DIM, J_DIM))
 
 
 def replicate_means(means: xr.DataArray, method: str) -> xr.DataArray:
     """Replicate-block split means over core dims ``(_r, _j)`` (docs/theory.md §4, method 5)."""
     pos = block_positions(means, "replicate", method)
-    index = _grid(pos, means["replicate"].values[pos])
+    index = _grid(pos, coord(means, "replicate")[pos])
     if index.shape[0] < 2:
         raise DesignError(
             f"{method} needs at least 2 bootstrap replicates (a sample variance over "
@@ -253,7 +259,7 @@ def five_by_two_means(means: xr.DataArray, method: str) -> xr.DataArray:
     ``[..., m, 1]`` is ``μ̃^c_(m)``.
     """
     pos = block_positions(means, "5x2", method)
-    index = _grid(pos, means["half"].values[pos], means["side"].values[pos])[..., 0]
+    index = _grid(pos, coord(means, "half")[pos], coord(means, "side")[pos])[..., 0]
     if index.shape != (5, 2):
         raise DesignError(
             f"{method} needs the five replications of Dietterich's 5x2 design (10 splits), but "
@@ -304,11 +310,11 @@ def block_sizes(cube: xr.DataArray, block: str, method: str) -> BlockSizes:
     example), and ``n1``, ``n2`` are the medians.
     """
     pos = block_positions(cube, block, method)
-    n1 = cube["n_train"].values[pos]
+    n1 = coord(cube, "n_train")[pos]
     facts = recall(cube)
     if is_score(cube) or (N_TEST in cube.coords and EXAMPLE in cube.dims):
         # no NaN pattern, or sizes stated: the test sizes are a coordinate
-        n2 = np.asarray(cube[N_TEST].values)[pos]
+        n2 = coord(cube, N_TEST)[pos]
     elif facts is not None and facts.first_counts is not None:  # counted by validation
         n2 = facts.first_counts[pos]
     else:
@@ -318,7 +324,7 @@ def block_sizes(cube: xr.DataArray, block: str, method: str) -> BlockSizes:
             mask, over = in_test(cube.isel({SPLIT: pos})), EXAMPLE
         first = mask.isel({d: 0 for d in mask.dims if d not in (SPLIT, over)})
         n2 = np.asarray(first.sum(over).values)
-    kfold = block == "main" and bool((np.asarray(cube["fold"].values)[pos] >= 0).all())
+    kfold = block == "main" and bool((coord(cube, "fold")[pos] >= 0).all())
     spread = int(n2.max() - n2.min())
     return BlockSizes(
         n1=int(np.median(n1)),
@@ -393,8 +399,8 @@ def check_one_size(
 def kfold_layout(cube: xr.DataArray, method: str) -> tuple[int, int]:
     """``(K, repeats)`` of a k-fold main block; error if the main block is not k-fold."""
     pos = block_positions(cube, "main", method)
-    fold = cube["fold"].values[pos]
-    repeat = cube["repeat"].values[pos]
+    fold = coord(cube, "fold")[pos]
+    repeat = coord(cube, "repeat")[pos]
     if (fold < 0).any():
         raise DesignError(
             f"{method} needs a k-fold main block (splits with `fold` >= 0), but this cube's "
