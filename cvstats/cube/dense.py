@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
+import bottleneck as bn
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -596,7 +597,7 @@ def _check_values(cube: xr.DataArray) -> Facts:
     cube = cube.assign_coords({c: (SPLIT, np.asarray(cube[c].values)) for c in SPLIT_COORDS})
     splits = cube[SPLIT].values.tolist()
     in_train = cube.coords.get(IN_TRAIN)
-    counted = _fast_counts(cube)
+    counted, means, largest = _fast_counts(cube)
     ds = None if counted is not None else _value_stats(cube, unit)
     n_tested = ds["n_tested"] if ds is not None else counted
     n_test = n_tested.transpose(..., SPLIT).values.reshape(-1, len(splits))
@@ -644,19 +645,25 @@ def _check_values(cube: xr.DataArray) -> Facts:
     )
     if ds is not None:
         _check_covers(cube, ds)
-    return Facts(first_counts=n_test[0].copy())
+    return Facts(first_counts=n_test[0].copy(), means=means, largest=largest)
 
 
-def _fast_counts(cube: xr.DataArray) -> xr.DataArray | None:
+def _fast_counts(
+    cube: xr.DataArray,
+) -> tuple[xr.DataArray | None, xr.DataArray | None, float | None]:
     """Test counts ``(*extra, split)`` from one numpy read, None if a value check fails.
 
     None too where this path does not apply: a nested block (checked by
     :func:`check_nested` on the masks), a dask array chunked along ``split``,
     ``example`` or the unit dim, or an ``in_train`` over extra dims of a dask cube.
+    For a dask cube, also the split means ``(*extra, split, unit)`` and the
+    largest absolute loss, computed from each chunk while it is in memory
+    (None in memory, where they would cost a pass of their own).
     """
+    nothing = None, None, None
     block = cube["block"].values
     if (block == "nested").any():
-        return None
+        return nothing
     values = cube.data
     extra = cube.ndim - 3
     in_train = cube.coords.get(IN_TRAIN)
@@ -664,10 +671,10 @@ def _fast_counts(cube: xr.DataArray) -> xr.DataArray | None:
         chunks = None
     elif lazy(values) and all(len(c) == 1 for c in values.chunks[extra:]):
         if in_train is not None and in_train.ndim > 2:
-            return None
+            return nothing
         chunks = values.chunks[:extra]
     else:
-        return None
+        return nothing
     train = None
     if in_train is not None:  # laid out over the mask's dims, 1 on the dims it lacks
         order = [d for d in cube.dims[:-1] if d in in_train.dims]
@@ -675,23 +682,27 @@ def _fast_counts(cube: xr.DataArray) -> xr.DataArray | None:
         train = np.expand_dims(np.asarray(in_train.transpose(*order).values), lacking)
     coords = {c: np.asarray(cube[c].values) for c in ("block", "half", "side", "fold", "repeat")}
     if chunks is None:
-        summary = _value_summary(values, train, **coords)
-        counts, failed = summary
-    else:
-        import dask
+        counts, failed, _, _ = _value_summary(values, train, **coords)
+        return (None if failed else xr.DataArray(counts, dims=cube.dims[:-2])), None, None
+    import dask
 
-        parts = [
-            dask.delayed(_value_summary)(b, train, **coords) for b in values.to_delayed().ravel()
-        ]
-        done = dask.compute(*parts)
-        failed = any(f for _, f in done)
-        counts = np.empty(cube.shape[:-2], dtype=np.intp)
-        for idx, (c, _) in zip(np.ndindex(*values.numblocks[:extra]), done, strict=True):
-            counts[_slices(idx, chunks)] = c
-    if failed:
-        return None
-    dims = cube.dims[:-2]
-    return xr.DataArray(counts, dims=dims)
+    parts = [
+        dask.delayed(_value_summary)(b, train, **coords, means=True)
+        for b in values.to_delayed().ravel()
+    ]
+    done = dask.compute(*parts)
+    if any(failed for _, failed, _, _ in done):
+        return nothing
+    counts = np.empty(cube.shape[:-2], dtype=np.intp)
+    means = np.empty(cube.shape[:-2] + cube.shape[-1:], dtype=cube.dtype)
+    for idx, (c, _, m, _) in zip(np.ndindex(*values.numblocks[:extra]), done, strict=True):
+        counts[_slices(idx, chunks)] = c
+        means[_slices(idx, chunks)] = m
+    largest = max(float(big) for _, _, _, big in done)
+    # the split means as cvstats.inference.blocks.split_means returns them
+    template = cube.drop_vars([c for c in cube.coords if EXAMPLE in cube[c].dims])
+    template = template.isel({EXAMPLE: 0}, drop=True)
+    return xr.DataArray(counts, dims=cube.dims[:-2]), template.copy(data=means), largest
 
 
 def _slices(idx: tuple[int, ...], chunks: tuple[tuple[int, ...], ...]) -> tuple[slice, ...]:
@@ -709,17 +720,24 @@ def _value_summary(
     side: np.ndarray,
     fold: np.ndarray,
     repeat: np.ndarray,
-) -> tuple[np.ndarray, bool]:
+    means: bool = False,
+) -> tuple[np.ndarray, bool, np.ndarray | None, float | None]:
     """Read ``values`` ``(*extra, split, example, unit)`` once: test counts, and a failure.
 
     Returns the test counts ``(*extra, split)`` and whether any of the checks
     of values fails: an infinite loss, a NaN pattern that differs between
     models, a test example marked as training (``train``, broadcastable to the
     mask), a k-fold repeat that does not test every example exactly once, or
-    the two sides of a half-split (``half``/``5x2``) that test common examples.
+    the two sides of a half-split (``half``/``5x2``) that test common examples;
+    with ``means``, the split means ``(*extra, split, unit)`` and the largest
+    absolute loss too (None otherwise).
     """
     mask = ~np.isnan(values[..., 0])
-    failed = bool(np.isinf(values).any())
+    if means:  # the extremes tell an infinity and bound the contrasts, in two reads
+        hi, lo = float(bn.nanmax(values)), float(bn.nanmin(values))
+        failed = bool(np.isinf(hi) or np.isinf(lo))
+    else:
+        failed = bool(np.isinf(values).any())
     for k in range(1, values.shape[-1]):
         failed = failed or bool((np.isnan(values[..., k]) == mask).any())
     if not failed and train is not None:
@@ -736,7 +754,10 @@ def _value_summary(
             side0 = mask[..., sel & (half == m) & (side == 0), :].any(-2)
             side1 = mask[..., sel & (half == m) & (side == 1), :].any(-2)
             failed = failed or bool((side0 & side1).any())
-    return np.count_nonzero(mask, axis=-1), failed
+    counts = np.count_nonzero(mask, axis=-1)
+    if not means or failed:
+        return counts, failed, None, None
+    return counts, failed, bn.nanmean(values, axis=-2), max(abs(hi), abs(lo))
 
 
 def _value_stats(cube: xr.DataArray, unit: str) -> xr.Dataset:

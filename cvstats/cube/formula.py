@@ -786,8 +786,18 @@ def _apply(cube: xr.DataArray, weights: xr.DataArray, formula: str, facts: Facts
         out = _read_only(out)
         if not np.isinf(out.data).any():
             remember(out, facts)
+    elif facts.means is not None and facts.largest is not None:
+        # lazy, the models' split means known: the contrasts' means are the weighted sums
+        # of them (a split mean is linear), and no difference can overflow when the
+        # largest loss times the largest sum of absolute weights is finite
+        means = xr.dot(facts.means, weights.astype(facts.means.dtype), dim=MODEL)
+        means = means.transpose(*[d for d in facts.means.dims if d != MODEL], CONTRAST)
+        means.name, means.attrs = out.name, dict(out.attrs)
+        bound = facts.largest * float(np.abs(W).sum(axis=1).max())
+        finite = bool(bound < np.finfo(out.dtype).max)
+        remember(out, replace(facts, finite=finite, means=means, largest=bound))
     else:  # lazy: finiteness is proved on the first read (cvstats.cube.validation.validated)
-        remember(out, replace(facts, finite=False))
+        remember(out, replace(facts, finite=False, means=None, largest=None))
     return out
 
 

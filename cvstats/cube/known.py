@@ -68,10 +68,20 @@ class Facts:
         a validated cube: a difference can overflow, and proving it did not
         takes a read, which :func:`cvstats.cube.validation.validated` does (or
         its caller, from the split means it computes anyway).
+    means : xarray.DataArray or None
+        The test mean of every split ``(*extra, split, unit)``, in memory, when
+        validation computed them on the way (a lazy cube read chunk by chunk:
+        the chunk is in memory then), so that ``compare`` need not read the
+        cube again.
+    largest : float or None
+        The largest absolute loss, with ``means``: it proves a contrast's
+        losses finite without reading them.
     """
 
     first_counts: np.ndarray | None = field(default=None, repr=False)
     finite: bool = True
+    means: xr.DataArray | None = field(default=None, repr=False)
+    largest: float | None = None
 
 
 def lazy(array: Any) -> bool:

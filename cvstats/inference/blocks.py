@@ -22,6 +22,7 @@ without one unless the caller states ``n1`` and ``n2``.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -111,12 +112,21 @@ def share_split_means(cube: xr.DataArray) -> xr.DataArray:
     :func:`split_means` calls take their blocks from these. A lazy cube's means
     are computed here, in one read of the cube (they are small: one value per
     split), so that no method reads the cube again and the methods' results
-    are in memory.
+    are in memory — or taken from validation, which computed them while it
+    read a lazy cube (:class:`cvstats.cube.known.Facts`), without a read.
     """
+    facts = recall(cube)
+    cache = scoped_cache(cube)
+    # validation's means, only for a cube known finite: a contrast's means taken from the
+    # models' would not show a difference that overflows
+    if facts is not None and facts.finite and facts.means is not None and cache is not None:
+        cache[None] = facts.means  # computed by validation, while it read the cube
+        return facts.means
     means = split_means(cube)
     if lazy(means.data):
-        means = means.compute()
-        cache = scoped_cache(cube)
+        with warnings.catch_warnings():  # an overflow is a non-finite mean, checked by the caller
+            warnings.simplefilter("ignore", RuntimeWarning)
+            means = means.compute()
         if cache is not None:
             cache[None] = means
     return means

@@ -273,10 +273,11 @@ def test_a_lazy_cube_is_validated_once(tmp_path):
             cvstats.validate(cube)
             contrast = cvstats.pairwise(cube)  # lazy: nothing read
         assert tasks.count == 0
-        assert recall(contrast) is not None and not recall(contrast).finite
+        # finite: proved from the largest loss validation found (no difference overflows)
+        assert recall(contrast) is not None and recall(contrast).finite
         with Tasks() as tasks:
-            facts = validated(contrast)  # finiteness: one read
-        assert tasks.count > 0 and facts.finite and recall(contrast).finite
+            facts = validated(contrast)
+        assert tasks.count == 0 and facts.finite
         with Tasks() as tasks:
             cvstats.validate(contrast)
         assert tasks.count == 0
@@ -291,6 +292,26 @@ def test_a_lazy_cube_is_validated_once(tmp_path):
 
 def _first_tested(cube: xr.DataArray) -> int:
     return int(np.argmax(cube.isel(dataset=0, split=0, contrast=0).notnull().values))
+
+
+def test_a_lazy_contrast_overflowing_where_the_means_do_not_show_it_is_refused():
+    """Two examples whose differences overflow in opposite directions: finite model means."""
+    pytest.importorskip("dask")
+    d = designs.resampled(20, 2, J=3, seed=0)
+    losses = np.zeros((3, 20, 2))
+    cube = cvstats.from_arrays(np.ones((3, 20, 2)), design=d, models=["a", "b"], name="loss")
+    mask = cube.notnull().values
+    for j in range(3):
+        e1, e2 = np.flatnonzero(mask[j, :, 0])[:2]
+        losses[j, e1] = [9e307, -9e307]
+        losses[j, e2] = [-9e307, 9e307]
+    cube = cube.copy(data=np.where(mask, losses, np.nan)).chunk()
+    contrast = cvstats.pairwise(cube)
+    facts = recall(contrast)
+    assert not facts.finite  # the bound cannot prove it
+    np.testing.assert_array_equal(facts.means.values, 0.0)  # the models' means hide it
+    with pytest.raises(CubeError, match="infinite"):
+        cvstats.compare(contrast)
 
 
 def test_a_lazy_overflowing_contrast_is_refused():
@@ -320,8 +341,8 @@ class Counting:
         return self.values[key]
 
 
-def test_lazy_compare_reads_the_cube_once_for_its_methods():
-    """Every method of compare takes its split means from one read of the cube."""
+def test_lazy_compare_reads_the_cube_once():
+    """compare(pairwise(cube)) on a lazy cube reads it once: to validate it."""
     da = pytest.importorskip("dask.array")
     cube = loss_cube()
     source = Counting(cube.values)
@@ -329,12 +350,51 @@ def test_lazy_compare_reads_the_cube_once_for_its_methods():
     chunks, source.reads = cube.sizes["dataset"], 0  # (dask read an empty slice for its meta)
     contrast = cvstats.pairwise(lazy_cube)
     assert source.reads == chunks  # validation of the loss cube: one read
+    # validation computed the models' split means and largest loss as it read each chunk:
+    # the contrast's means are their weighted sums, and its losses are proved finite
+    facts = recall(contrast)
+    assert facts.finite and facts.means is not None
     table = cvstats.compare(contrast)
-    assert source.reads == 2 * chunks  # the split means (which prove the contrast finite)
+    assert source.reads == chunks  # nothing read again
     assert all(res.estimate.chunks is None for res in table.results.values())  # computed
     frame = table.to_frame()
-    assert source.reads == 2 * chunks
+    assert source.reads == chunks
     eager = cvstats.compare(cvstats.pairwise(cube)).to_frame()
     np.testing.assert_allclose(
         frame.select_dtypes(float).to_numpy(), eager.select_dtypes(float).to_numpy(), rtol=1e-12
     )
+
+
+def test_lazy_compare_without_validations_means_reads_twice():
+    """Chunks along ``split``: validation takes the general path (no means); compare reads."""
+    da = pytest.importorskip("dask.array")
+    cube = loss_cube()
+    source = Counting(cube.values)
+    lazy_cube = cube.copy(data=da.from_array(source, chunks=(1, 16, -1, -1)))
+    source.reads = 0
+    contrast = cvstats.pairwise(lazy_cube)
+    first = source.reads
+    assert recall(contrast).means is None and not recall(contrast).finite
+    frame = cvstats.compare(contrast).to_frame()
+    assert source.reads == 2 * first  # the split means, which prove the contrast finite
+    assert recall(contrast).finite
+    other = cvstats.pairwise(lazy_cube)  # a method alone proves finiteness in one read
+    before = source.reads
+    with Tasks() as tasks:
+        cvstats.validate(other)
+    assert tasks.count > 0 and source.reads == before + first and recall(other).finite
+    eager = cvstats.compare(cvstats.pairwise(cube)).to_frame()
+    np.testing.assert_allclose(
+        frame.select_dtypes(float).to_numpy(), eager.select_dtypes(float).to_numpy(), rtol=1e-12
+    )
+
+
+def test_validations_means_equal_split_means():
+    pytest.importorskip("dask")
+    cube = loss_cube(3).chunk({"dataset": 1})
+    facts = validated(writable_lazy := cube)
+    assert facts.means is not None
+    want = split_means(writable_lazy).compute()
+    xr.testing.assert_allclose(facts.means, want, rtol=1e-14)
+    assert list(facts.means.coords) == list(want.coords)
+    assert facts.largest == pytest.approx(float(np.abs(loss_cube(3)).max()))
