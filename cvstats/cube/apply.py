@@ -17,11 +17,9 @@ import it.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import xarray as xr
 
 __all__ = ["apply_kernel"]
@@ -107,9 +105,6 @@ def apply_kernel(
             f"apply_kernel: n_outputs = {n_outputs}, but {len(out_dims)} entries of "
             f"output_core_dims and {len(dtypes)} of output_dtypes."
         )
-    fast = _in_memory(kernel, arrays, core_dims, out_dims, keep_attrs, kwargs)
-    if fast is not None:
-        return fast if n_outputs > 1 else (fast[0],)
     gufunc_kwargs: dict[str, Any] = {"allow_rechunk": True}
     if output_sizes:
         gufunc_kwargs["output_sizes"] = dict(output_sizes)
@@ -125,73 +120,3 @@ def apply_kernel(
         keep_attrs=keep_attrs,
     )
     return tuple(out) if n_outputs > 1 else (out,)
-
-
-def _in_memory(
-    kernel: Callable[..., Any],
-    arrays: Sequence[xr.DataArray],
-    core_dims: Sequence[Sequence[Hashable]],
-    out_dims: Sequence[Sequence[Hashable]],
-    keep_attrs: bool | str | None,
-    kwargs: Mapping[str, Any],
-) -> tuple[xr.DataArray, ...] | None:
-    """Apply the kernel to numpy inputs sharing their batch dims, without apply_ufunc.
-
-    What :func:`xarray.apply_ufunc` returns in that case (batch dims in the
-    first input's order, then the output core dims; the coordinates of the
-    inputs not on a core dim; the first input's name and attrs, or, with
-    ``keep_attrs=False``, the common name and no attrs), at a fraction of its
-    per-call cost, which dominates on the small arrays of split means. None
-    where the case does not apply (dask, batch dims that differ or need
-    broadcasting or alignment, a ``keep_attrs`` rule other than keep or drop):
-    then ``apply_ufunc`` does it.
-    """
-    if keep_attrs is None and xr.get_options()["keep_attrs"] == "default":
-        keep = _keeps_by_default()
-    elif isinstance(keep_attrs, bool):
-        keep = keep_attrs
-    else:
-        return None
-    if not arrays:
-        return None
-    if not all(isinstance(a, xr.DataArray) and isinstance(a.data, np.ndarray) for a in arrays):
-        return None
-    batch = [d for d in arrays[0].dims if d not in core_dims[0]]
-    coords: dict[Hashable, Any] = {}
-    for a, core in zip(arrays, core_dims, strict=True):
-        if [d for d in a.dims if d not in core] != batch or any(
-            a.sizes[d] != arrays[0].sizes[d] for d in batch
-        ):
-            return None
-        for name, var in a.coords.variables.items():
-            if name in coords and not coords[name].equals(var):
-                return None  # conflicting coordinates: xarray's rules
-            coords[name] = var
-    data = [a.transpose(*batch, *core).data for a, core in zip(arrays, core_dims, strict=True)]
-    out = kernel(*data, **kwargs)
-    outs = (out,) if len(out_dims) == 1 else tuple(out)
-    names = {a.name for a in arrays}  # apply_ufunc: the first's name when attrs are kept
-    name = arrays[0].name if keep else names.pop() if len(names) == 1 else None
-    result = []
-    for value, dims in zip(outs, out_dims, strict=True):
-        value = np.asarray(value)
-        result.append(
-            xr.DataArray(
-                value,
-                dims=(*batch, *dims),
-                coords={k: v for k, v in coords.items() if set(v.dims) <= {*batch, *dims}},
-                name=name,
-                attrs=dict(arrays[0].attrs) if keep else None,
-            )
-        )
-    return tuple(result)
-
-
-@functools.cache
-def _keeps_by_default() -> bool:
-    """Whether :func:`xarray.apply_ufunc` keeps the first input's attrs by default.
-
-    Asked of the installed xarray once (its default changed between versions).
-    """
-    probe = xr.DataArray(0.0, attrs={"probe": 1})
-    return bool(xr.apply_ufunc(lambda x: x, probe).attrs)
