@@ -28,6 +28,7 @@ reads instead of counting the NaN pattern again.
 
 from __future__ import annotations
 
+import sys
 import weakref
 from collections.abc import Hashable, Iterator, Mapping
 from contextlib import contextmanager
@@ -85,8 +86,9 @@ class Facts:
 
 
 def lazy(array: Any) -> bool:
-    """Whether ``array`` is a dask array."""
-    return all(hasattr(array, a) for a in ("dask", "name", "chunks", "compute"))
+    """Whether ``array`` is a dask collection (dask's own test; no dask imported, none)."""
+    dask = sys.modules.get("dask")
+    return dask is not None and bool(dask.is_dask_collection(array))
 
 
 def immutable(array: Any) -> bool:

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -19,7 +18,6 @@ from cvstats import kernels
 from cvstats.cube import validate
 from cvstats.cube.apply import apply_kernel
 from cvstats.cube.checks import validate_alpha, validate_alternative
-from cvstats.cube.known import Facts, scope
 from cvstats.cube.score import examples_refusal, is_score
 from cvstats.errors import ArgumentError, CubeError, DesignError
 from cvstats.inference.registry import MethodSpec, time_order_refusal
@@ -28,7 +26,6 @@ from cvstats.results import InferenceResult
 __all__ = [
     "renamed_option",
     "Options",
-    "trusted",
     "check_options",
     "check_sizes",
     "check_not_time_ordered",
@@ -38,18 +35,6 @@ __all__ = [
     "finish_test",
     "resolve_size",
 ]
-
-
-@contextmanager
-def trusted(cube: xr.DataArray, facts: Facts | None = None) -> Iterator[None]:
-    """Within the block, methods skip re-validating ``cube`` (already validated).
-
-    ``facts``: what the caller's validation established (:class:`cvstats.cube.known.Facts`);
-    the split means computed within the block are shared by the methods
-    (:func:`cvstats.cube.known.scope`).
-    """
-    with scope(cube, facts):
-        yield
 
 
 class Options(NamedTuple):
@@ -78,7 +63,8 @@ def check_options(
     collected with ``**options``) that it does not take; and, with a
     :class:`~cvstats.errors.CubeError` saying why and what to collect instead, a
     score cube (:mod:`cvstats.cube.score`) when the method needs per-example
-    losses (``method.needs == "examples"``), even within :func:`trusted`; and, with a
+    losses (``method.needs == "examples"``), even within
+    :func:`cvstats.cube.known.scope`; and, with a
     :class:`~cvstats.errors.DesignError`, a cube whose training sets are nested (attr
     ``nested_train = 1``, e.g. ``TimeSeriesSplit``) when the method pools splits as
     exchangeable random draws (:meth:`MethodSpec.time_order_refusal`).

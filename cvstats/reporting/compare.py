@@ -20,13 +20,12 @@ import xarray as xr
 
 from cvstats.cube import unit_dim
 from cvstats.cube.formula import contrasts, parse_formula, select_loss
-from cvstats.cube.known import Facts, recall, settle
+from cvstats.cube.known import Facts, recall, scope, settle
 from cvstats.cube.schema import CONTRAST
 from cvstats.cube.score import examples_refusal, is_score
 from cvstats.cube.validation import check_finite_means, validated
 from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, ZeroVarianceWarning
 from cvstats.inference.blocks import share_split_means
-from cvstats.inference.common import trusted
 from cvstats.inference.recommend import Recommendation, recommend
 from cvstats.inference.registry import METHODS, TARGETS, applicable_methods
 from cvstats.reporting.decision import (
@@ -486,7 +485,7 @@ def compare(
     cube, described, facts = _resolve_cube(formula, data)
     options: dict[str, Any] = {"mu0": mu0, "alpha": alpha, "alternative": alternative}
     results: dict[str, InferenceResult] = {}
-    with trusted(cube, facts):  # one validation, and the split means computed once
+    with scope(cube, facts):  # one validation, and the split means computed once
         names, notes = _method_names(cube, methods, target, options)
         if isinstance(formula, str) and any(METHODS[n].zero_one for n in names):
             _check_zero_one(select_loss(data, parse_formula(formula)[0], "the formula"))
@@ -501,7 +500,7 @@ def compare(
         for name in names:
             spec = METHODS[name]
             sub = _pairs_only(cube) if spec.contrasts == "pairwise" else cube
-            with trusted(sub, facts):
+            with scope(sub, facts):
                 results[name] = spec.func(sub, **spec.fixed, **options)
     supported = tuple(applicable_methods(cube, target))
     levels = None
@@ -512,7 +511,7 @@ def compare(
             models = select_loss(data, parse_formula(formula)[0], "the formula")
             spec = METHODS[how]
             # display only: a zero variance there was warned about by the methods above
-            with trusted(models, facts), warnings.catch_warnings():  # counts shared with P
+            with scope(models, facts), warnings.catch_warnings():  # counts shared with P
                 warnings.simplefilter("ignore", ZeroVarianceWarning)
                 levels = spec.func(models, **spec.fixed, alpha=alpha)
     return ComparisonTable(
