@@ -756,13 +756,20 @@ def _apply(cube: xr.DataArray, weights: xr.DataArray, formula: str, facts: Facts
         p.size == 1 and m.size <= 1 and p.size + m.size == np.count_nonzero(row)
         for (p, m), row in zip(signed, W, strict=True)
     )
+    overflow = None  # unknown: the contrast is searched for infinities below
     if isinstance(cube.data, np.ndarray) and simple and cube.dims[-1] == MODEL:
         values = cube.data
         diff = np.empty((*values.shape[:-1], len(W)), dtype=values.dtype)
-        for c, (p, m) in enumerate(signed):
+        overflow = False  # the losses are finite: a difference is infinite only on overflow,
+        for c, (p, m) in enumerate(signed):  # which sets the processor's overflow flag
             if m.size:
-                with np.errstate(over="ignore"):  # an overflow is found below: not remembered
-                    np.subtract(values[..., p[0]], values[..., m[0]], out=diff[..., c])
+                try:
+                    with np.errstate(over="raise"):
+                        np.subtract(values[..., p[0]], values[..., m[0]], out=diff[..., c])
+                except FloatingPointError:
+                    overflow = True  # not remembered: validation names the infinity
+                    with np.errstate(over="ignore"):
+                        np.subtract(values[..., p[0]], values[..., m[0]], out=diff[..., c])
             else:
                 diff[..., c] = values[..., p[0]]
         template = cube.isel({MODEL: 0}, drop=True)
@@ -784,7 +791,7 @@ def _apply(cube: xr.DataArray, weights: xr.DataArray, formula: str, facts: Facts
     out.attrs = {**cube.attrs, "formula": formula}
     if isinstance(out.data, np.ndarray):
         out = _read_only(out)
-        if not np.isinf(out.data).any():
+        if overflow is False or (overflow is None and not np.isinf(out.data).any()):
             remember(out, facts)
     elif facts.means is not None and facts.largest is not None:
         # lazy, the models' split means known: the contrasts' means are the weighted sums

@@ -176,15 +176,34 @@ def split_interval(interval: xr.DataArray) -> ConfidenceInterval:
     return ConfidenceInterval(low, high)
 
 
-def tidy_frame(values: dict[str, xr.DataArray]) -> tuple[pd.DataFrame, list[str]]:
+def tidy_frame(
+    values: dict[str, xr.DataArray],
+    constants: dict[str, Any] | None = None,
+    columns: list[str] | None = None,
+) -> tuple[pd.DataFrame, list[str]]:
     """Tidy frame of DataArrays sharing dims: one row per element, the dims first.
 
-    Returns the frame (columns: the dims, then ``values``' names) and the dims.
-    Non-dim coordinates are dropped; the arrays are broadcast against each
-    other and computed.
+    Returns the frame (columns: the dims, then ``values``' names, then
+    ``constants``' names, each constant repeated on every row; or the dims then
+    ``columns`` when given) and the dims. Non-dim coordinates are dropped; the
+    arrays are broadcast against each other and computed.
     """
+    constants = constants or {}
     arrays = list(values.values())
     same = all(a.dims == arrays[0].dims and a.shape == arrays[0].shape for a in arrays)
+    fast = _product_frame(values, constants) if same else None
+    if fast is not None:
+        dims = [str(d) for d in arrays[0].dims]
+        return (fast if columns is None else _ordered(fast, [*dims, *columns])), dims
+    frame, dims = _dataset_frame(values, same)
+    for name, value in constants.items():
+        frame[name] = value
+    return (frame if columns is None else _ordered(frame, [*dims, *columns])), dims
+
+
+def _dataset_frame(values: dict[str, xr.DataArray], same: bool) -> tuple[pd.DataFrame, list[str]]:
+    """Build the frame of :func:`tidy_frame` the general way, through an ``xarray.Dataset``."""
+    arrays = list(values.values())
     aligned = arrays if same else xr.broadcast(*arrays)  # one shape already: no broadcast
     ds = xr.Dataset(dict(zip(values, aligned, strict=True))).compute()
     dims = [str(d) for d in ds.dims]
@@ -197,6 +216,41 @@ def tidy_frame(values: dict[str, xr.DataArray]) -> tuple[pd.DataFrame, list[str]
     else:
         frame = pd.DataFrame({k: [v.item()] for k, v in ds.data_vars.items()})
     return frame, dims
+
+
+def _ordered(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """``frame[columns]``, without a copy when the columns are in that order already."""
+    return frame if list(frame.columns) == columns else frame[columns]
+
+
+def _product_frame(
+    values: dict[str, xr.DataArray], constants: dict[str, Any]
+) -> pd.DataFrame | None:
+    """Build the frame of :func:`tidy_frame` from numpy directly (None where that does not apply).
+
+    For arrays in memory with the same dims, shape and dim indexes (every
+    result's fields): the dim columns are the product of the indexes (C order,
+    as ``Dataset.to_dataframe`` lays them out, each index's dtype kept) and each
+    value column the flattened array, in one DataFrame construction. Equal to the
+    general path (tested).
+    """
+    arrays = list(values.values())
+    first = arrays[0]
+    if not first.dims or not all(isinstance(a.data, np.ndarray) for a in arrays):
+        return None
+    indexes = [first.get_index(d) for d in first.dims]
+    for a in arrays[1:]:
+        if not all(a.get_index(d).equals(i) for d, i in zip(first.dims, indexes, strict=True)):
+            return None
+    shape = first.shape
+    columns: dict[str, Any] = {}
+    for i, index in enumerate(indexes):
+        inner, outer = int(np.prod(shape[i + 1 :])), int(np.prod(shape[:i]))
+        positions = np.tile(np.repeat(np.arange(len(index)), inner), outer)
+        columns[str(first.dims[i])] = index.take(positions).array
+    for name, a in values.items():
+        columns[name] = a.data.reshape(-1)
+    return pd.DataFrame({**columns, **constants})
 
 
 def _fmt(value: Any, precision: int) -> str:

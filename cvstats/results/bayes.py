@@ -170,12 +170,17 @@ class BayesianResult(Result):
             Columns: the dims, then :data:`BAYES_FRAME_COLUMNS`.
         """
         low, high = split_interval(self.interval(alpha))
-        frame, dims = tidy_frame({**self._value_arrays(), "ci_lower": low, "ci_upper": high})
-        frame["method"] = self.method
-        frame["rope_lower"], frame["rope_upper"] = self.rope
-        frame["rho"] = self.rho
-        frame["n_splits"] = self.n_splits
-        return frame[[*dims, *BAYES_FRAME_COLUMNS]]
+        rope_lower, rope_upper = self.rope
+        constants = {
+            "method": self.method,
+            "rope_lower": rope_lower,
+            "rope_upper": rope_upper,
+            "rho": self.rho,
+            "n_splits": self.n_splits,
+        }
+        values = {**self._value_arrays(), "ci_lower": low, "ci_upper": high}
+        frame, _ = tidy_frame(values, constants, list(BAYES_FRAME_COLUMNS))
+        return frame
 
     def summary(self, alpha: float | None = None, *, precision: int = 4) -> Any:
         """Return a statsmodels ``Summary`` (``as_text()``, ``as_latex()``, ``as_html()``).

@@ -144,6 +144,10 @@ class InferenceResult(Result):
             coordinates ``["lower", "upper"]``; one-sided alternatives give an
             infinite bound; NaN for methods without an interval (Alpaydın's F).
         """
+        return bounds(*self._bounds(alpha))
+
+    def _bounds(self, alpha: float | None) -> tuple[xr.DataArray, xr.DataArray]:
+        """Return the interval's two bounds at level ``alpha`` (default the result's)."""
         alpha = self.alpha if alpha is None else alpha
         low, high = apply_kernel(
             kernels.conf_int,
@@ -153,7 +157,7 @@ class InferenceResult(Result):
             alpha=alpha,
             alternative=self.alternative,
         )
-        return bounds(low, high)
+        return low, high
 
     def conf_int(self, alpha: float | None = None) -> ConfidenceInterval:
         """Return the tuple view ``(low, high)`` of :meth:`interval`.
@@ -187,13 +191,16 @@ class InferenceResult(Result):
         pandas.DataFrame
             Columns: the result's dims, then :data:`FRAME_COLUMNS`.
         """
-        low, high = split_interval(self.interval(alpha))
-        frame, dims = tidy_frame({**self._value_arrays(), "ci_lower": low, "ci_upper": high})
-        frame["method"] = self.method
-        frame["estimand"] = self.estimand_label
+        low, high = self._bounds(alpha)
+        constants = {"method": self.method, "estimand": self.estimand_label}
         for name in ("n1", "n2", "n_splits", "n_fits", "reference", "direction"):
-            frame[name] = getattr(self, name)
-        return frame[[*dims, *FRAME_COLUMNS]]
+            constants[name] = getattr(self, name)
+        frame, _ = tidy_frame(
+            {**self._value_arrays(), "ci_lower": low, "ci_upper": high},
+            constants,
+            list(FRAME_COLUMNS),
+        )
+        return frame
 
     def summary(self, alpha: float | None = None, *, precision: int = 4) -> Any:
         """Return a statsmodels ``Summary`` (``as_text()``, ``as_latex()``, ``as_html()``).

@@ -555,3 +555,42 @@ def test_the_base_derives_a_frame_from_the_value_fields():
         tiny.plot()
     with pytest.raises(ArgumentError, match="Tiny has no interval"):
         tiny.interval()
+
+
+# ---------------------------------------------------------------------------
+# to_frame: the direct numpy frame equals xarray's Dataset.to_dataframe path
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("label", sorted(CLASSES))
+def test_to_frame_fast_path_equals_the_dataset_path(results, label, monkeypatch):
+    """results.base._product_frame builds frames without xarray; it must change nothing."""
+    from cvstats.results import base
+
+    built = []
+    original = base._product_frame
+
+    def spy(values, constants):
+        out = original(values, constants)
+        built.append(out is not None)
+        return out
+
+    monkeypatch.setattr(base, "_product_frame", spy)
+    fast = results[label].to_frame()
+    monkeypatch.setattr(base, "_product_frame", lambda values, constants: None)
+    slow = results[label].to_frame()
+    pd.testing.assert_frame_equal(fast, slow)
+    if label in ("inference", "inference_5x2", "bayes"):  # results over dims, in memory
+        assert any(built), "the fast path did not run"
+
+
+def test_comparison_frame_fast_path_equals_the_dataset_path(cube, monkeypatch):
+    """Over datasets (a dim without an index) and contrasts (strings), every method."""
+    from cvstats.results import base
+
+    table = cvstats.compare(cvstats.pairwise(cube))
+    fast = table.to_frame()
+    monkeypatch.setattr(base, "_product_frame", lambda values, constants: None)
+    slow = table.to_frame()
+    pd.testing.assert_frame_equal(fast, slow)
+    assert {"dataset", "contrast"} <= set(fast.columns) and len(fast) > cube.sizes["dataset"]
