@@ -32,6 +32,7 @@ from cvstats.cube.schema import (
     SPLIT_COORDS,
     UNIT_DIMS,
 )
+from cvstats.cube.threads import leading_parts, map_parts
 from cvstats.errors import CubeError
 
 __all__ = [
@@ -681,9 +682,18 @@ def _fast_counts(
         lacking = [i for i, d in enumerate(cube.dims[:-1]) if d not in in_train.dims]
         train = np.expand_dims(np.asarray(in_train.transpose(*order).values), lacking)
     coords = {c: np.asarray(cube[c].values) for c in ("block", "half", "side", "fold", "repeat")}
-    if chunks is None:
-        counts, failed, _, _ = _value_summary(values, train, **coords)
-        return (None if failed else xr.DataArray(counts, dims=cube.dims[:-2])), None, None
+    if chunks is None:  # cut along the first extra dim, in threads (cvstats.cube.threads)
+        parts = leading_parts(values) if extra else [slice(None)]
+
+        def summary(part: slice) -> tuple[np.ndarray, bool, Any, Any]:
+            mask = train if train is None or train.shape[0] == 1 else train[part]
+            return _value_summary(values[part], mask, **coords)
+
+        done = map_parts(summary, parts)
+        if any(failed for _, failed, _, _ in done):
+            return nothing
+        counts = np.concatenate([c for c, _, _, _ in done], axis=0)
+        return xr.DataArray(counts, dims=cube.dims[:-2]), None, None
     import dask
 
     parts = [
