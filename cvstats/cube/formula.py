@@ -86,6 +86,7 @@ import warnings
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import replace
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -102,6 +103,7 @@ from formulaic.utils.code import sanitize_variable_names
 
 from cvstats.cube.known import Facts, remember
 from cvstats.cube.schema import CONTRAST, MODEL
+from cvstats.cube.threads import leading_parts, map_parts
 from cvstats.cube.validation import validated
 from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, FormulaError
 
@@ -760,18 +762,10 @@ def _apply(cube: xr.DataArray, weights: xr.DataArray, formula: str, facts: Facts
     if isinstance(cube.data, np.ndarray) and simple and cube.dims[-1] == MODEL:
         values = cube.data
         diff = np.empty((*values.shape[:-1], len(W)), dtype=values.dtype)
-        overflow = False  # the losses are finite: a difference is infinite only on overflow,
-        for c, (p, m) in enumerate(signed):  # which sets the processor's overflow flag
-            if m.size:
-                try:
-                    with np.errstate(over="raise"):
-                        np.subtract(values[..., p[0]], values[..., m[0]], out=diff[..., c])
-                except FloatingPointError:
-                    overflow = True  # not remembered: validation names the infinity
-                    with np.errstate(over="ignore"):
-                        np.subtract(values[..., p[0]], values[..., m[0]], out=diff[..., c])
-            else:
-                diff[..., c] = values[..., p[0]]
+        # the losses are finite: a difference is infinite only on overflow, which sets the
+        # processor's overflow flag (an overflow: not remembered, validation names it)
+        parts = leading_parts(values)  # in threads for a large cube (cvstats.cube.threads)
+        overflow = any(map_parts(lambda part: _subtract(values[part], diff[part], signed), parts))
         template = cube.isel({MODEL: 0}, drop=True)
         out = xr.DataArray(
             diff,
@@ -806,6 +800,23 @@ def _apply(cube: xr.DataArray, weights: xr.DataArray, formula: str, facts: Facts
     else:  # lazy: finiteness is proved on the first read (cvstats.cube.validation.validated)
         remember(out, replace(facts, finite=False, means=None, largest=None))
     return out
+
+
+def _subtract(values: np.ndarray, out: np.ndarray, signed: list[tuple[Any, Any]]) -> bool:
+    """Write each contrast ``values[..., p] - values[..., m]`` to ``out``; True on overflow."""
+    overflow = False
+    for c, (p, m) in enumerate(signed):
+        if not m.size:
+            out[..., c] = values[..., p[0]]
+            continue
+        try:
+            with np.errstate(over="raise"):  # per thread: numpy's error state is not shared
+                np.subtract(values[..., p[0]], values[..., m[0]], out=out[..., c])
+        except FloatingPointError:
+            overflow = True
+            with np.errstate(over="ignore"):
+                np.subtract(values[..., p[0]], values[..., m[0]], out=out[..., c])
+    return overflow
 
 
 def _read_only(cube: xr.DataArray) -> xr.DataArray:

@@ -83,3 +83,25 @@ def test_a_nan_pattern_problem_in_the_last_part_is_found(cut):
     c[4, 0, i, 1] = np.nan
     with pytest.raises(CubeError, match="NaN pattern differs"):
         cvstats.validate(c)
+
+
+def test_pairwise_contrasts_are_identical_when_cut(cut, monkeypatch):
+    c = cube(models=3)
+    in_parts = cvstats.pairwise(c)
+    monkeypatch.setattr(threads, "workers", lambda: 1)
+    whole = cvstats.pairwise(c)
+    xr.testing.assert_identical(in_parts, whole)
+    np.testing.assert_array_equal(in_parts.values, whole.values)
+
+
+def test_an_overflow_in_the_last_part_is_not_trusted(cut):
+    from cvstats.cube.known import recall
+
+    c = cube().copy(deep=True)
+    tested = np.flatnonzero(c.isel(dataset=4, split=0, model=0).notnull())[0]
+    c[4, 0, tested] = [1e308, -1e308]  # finite losses whose difference overflows
+    contrast = cvstats.pairwise(c)
+    assert np.isinf(contrast.values).sum() == 1
+    assert recall(contrast) is None  # not remembered valid: validation names the infinity
+    with pytest.raises(CubeError, match="infinite loss"):
+        cvstats.corrected_resampled_t(contrast)
