@@ -256,11 +256,11 @@ def remember(cube: xr.DataArray, facts: Facts) -> bool:
 
 
 # the cubes trusted within a caller's block: id -> (cube, facts, split-means cache)
-_Scoped = dict[int, tuple[xr.DataArray, Facts, dict[Any, xr.DataArray]]]
+_Scoped = dict[int, tuple[xr.DataArray, Facts, dict[Any, Any]]]
 _SCOPE: ContextVar[_Scoped | None] = ContextVar("cvstats_trusted_cubes", default=None)
 
 
-def _scoped(cube: xr.DataArray) -> tuple[xr.DataArray, Facts, dict[Any, xr.DataArray]] | None:
+def _scoped(cube: xr.DataArray) -> tuple[xr.DataArray, Facts, dict[Any, Any]] | None:
     entry = (_SCOPE.get() or {}).get(id(cube))
     return entry if entry is not None and entry[0] is cube else None
 
@@ -307,8 +307,8 @@ def scope(cube: xr.DataArray, facts: Facts | None = None) -> Iterator[None]:
         _SCOPE.reset(token)
 
 
-def scoped_cache(cube: xr.DataArray) -> dict[Any, xr.DataArray] | None:
-    """Return the split means cache of ``cube`` in the current :func:`scope` (or None)."""
+def scoped_cache(cube: xr.DataArray) -> dict[Any, Any] | None:
+    """Return the cache of ``cube`` in the current :func:`scope` (or None): split means, sizes."""
     scoped = _scoped(cube)
     return scoped[2] if scoped is not None else None
 

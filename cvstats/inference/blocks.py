@@ -332,6 +332,10 @@ def block_sizes(cube: xr.DataArray, block: str, method: str) -> BlockSizes:
     then (for a k-fold main block, only when folds differ by more than one
     example), and ``n1``, ``n2`` are the medians.
     """
+    cache = scoped_cache(cube)  # within compare: once per block, shared by the methods
+    key = (BlockSizes, block)  # not a tuple of block names: the split means use those
+    if cache is not None and key in cache:
+        return cache[key]
     pos = block_positions(cube, block, method)
     n1 = coord(cube, "n_train")[pos]
     facts = recall(cube)
@@ -349,7 +353,7 @@ def block_sizes(cube: xr.DataArray, block: str, method: str) -> BlockSizes:
         n2 = np.asarray(first.sum(over).values)
     kfold = block == "main" and bool((coord(cube, "fold")[pos] >= 0).all())
     spread = int(n2.max() - n2.min())
-    return BlockSizes(
+    sizes = BlockSizes(
         n1=int(np.median(n1)),
         n2=int(np.median(n2)),
         n_splits=int(pos.size),
@@ -359,6 +363,9 @@ def block_sizes(cube: xr.DataArray, block: str, method: str) -> BlockSizes:
         block=block,
         kfold=kfold,
     )
+    if cache is not None:
+        cache[key] = sizes
+    return sizes
 
 
 #: The fix for a method that needs one test size, when the caller can state the sizes.

@@ -398,3 +398,13 @@ def test_validations_means_equal_split_means():
     xr.testing.assert_allclose(facts.means, want, rtol=1e-14)
     assert list(facts.means.coords) == list(want.coords)
     assert facts.largest == pytest.approx(float(np.abs(loss_cube(3)).max()))
+
+
+def test_block_sizes_are_computed_once_per_block_in_a_scope():
+    contrast = cvstats.pairwise(loss_cube(3))
+    with scope(contrast):
+        first = block_sizes(contrast, "half", "m")
+        assert block_sizes(contrast, "half", "other method") is first  # shared, not recomputed
+        assert block_sizes(contrast, "main", "m") is not first
+    fresh = block_sizes(writable(contrast), "half", "m")
+    assert first == fresh and block_sizes(contrast, "half", "m") is not first
