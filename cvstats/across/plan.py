@@ -11,7 +11,9 @@ t, for the (corrected) bootstrap with ``R`` replicates and, from a pilot with a
 ``"half"`` block, for the conservative Z with ``M`` half-splits (Nadeau & Bengio,
 2000, eq. (8); 2003). :func:`plan` returns them with the smallest ``J`` meeting a
 target width and/or power within a budget of fits, as a
-:class:`~cvstats.results.plan.PlanResult`.
+:class:`~cvstats.results.plan.PlanResult`. From a pilot of many datasets, the power and
+size of the corrected resampled t can also come from the pilot's datasets themselves,
+without Lemma 2 (``power_model="pilot"``, docs/theory.md §10, "The pilot power model").
 """
 
 from __future__ import annotations
@@ -47,7 +49,17 @@ from cvstats.inference.common import check_not_time_ordered
 from cvstats.results.base import BOUNDS, CI_BOUND
 from cvstats.results.plan import PlanResult
 
-__all__ = ["plan", "PLANNED_METHODS", "DEFAULT_J", "DEFAULT_M", "DEFAULT_R", "SEARCH_LIMIT"]
+__all__ = [
+    "plan",
+    "PLANNED_METHODS",
+    "POWER_MODELS",
+    "PILOT_MIN_DATASETS",
+    "PILOT_MIN_SPLITS",
+    "DEFAULT_J",
+    "DEFAULT_M",
+    "DEFAULT_R",
+    "SEARCH_LIMIT",
+]
 
 #: The tests :func:`plan` plans for, and the title of their plans.
 PLANNED_METHODS = {
@@ -79,6 +91,23 @@ _RHO_POINTS = 7
 # the upper end of ρ̂'s interval is clipped below 1 (ρ = 1: no number of splits helps)
 _RHO_MAX = 0.999
 _BOOTSTRAPS = ("corrected_bootstrap_t", "bootstrap_t")
+#: The power models of :func:`plan` (docs/theory.md §10, "The pilot power model").
+POWER_MODELS = ("auto", "gaussian", "pilot")
+#: Least independent datasets (a ``dataset`` dim) of a pilot for ``power_model="pilot"``.
+PILOT_MIN_DATASETS = 20
+#: Least main splits per dataset of a pilot for ``power_model="pilot"``.
+PILOT_MIN_SPLITS = 5
+# the methods the pilot power model plans: their statistic uses the main splits only
+_PILOT_METHODS = ("corrected_resampled_t",)
+# random subsets of each dataset's pilot splits (the same for every dataset) and their seed
+_SUBSETS = 100
+_SUBSET_SEED = 0
+# beyond these degrees of freedom the pilot model's noncentral t tail is A&S 26.7.10
+_NCT_DF = 100
+# elements of the pilot model's per-dataset arrays computed at once
+_CHUNK = 2_000_000
+# groups of datasets of the jackknife of the pilot model's power beyond J_p
+_GROUPS = 20
 
 
 def _curves(
@@ -168,6 +197,231 @@ def _design_curves(
     arrays = xr.broadcast(v_true, v_est, nu, crit)
     outs = _curves(*(a.values for a in arrays), effect=effect)
     return tuple(arrays[0].copy(data=o) for o in outs)
+
+
+# ---------------------------------------------------------------------- the pilot power model
+def _two_sided_tail(q: np.ndarray, df: np.ndarray, lam: np.ndarray) -> np.ndarray:
+    """Return ``P(|T'| > q)`` for a noncentral ``t'_df(λ)``, elementwise.
+
+    scipy's noncentral t (through :func:`_upper_tail`) up to ``df = 100``; beyond,
+    the normal approximation of Abramowitz & Stegun (1964, eq. 26.7.10),
+    ``P(T' <= t) ≈ Φ((t (1 - 1/(4 df)) - λ) / sqrt(1 + t²/(2 df)))``, whose error
+    there is below 3e-4 (1e-4 beyond ``df = 200``) and which costs a fraction of
+    scipy's series.
+    """
+    q, df, lam = (np.asarray(a, dtype=float) for a in (q, df, lam))
+    if np.all(df <= _NCT_DF):
+        out = _upper_tail(q, df, lam) + _upper_tail(q, df, -lam)
+    elif np.all(df > _NCT_DF):
+        shift, scale = q * (1 - 1 / (4 * df)), np.sqrt(1 + q**2 / (2 * df))
+        out = special.ndtr((lam - shift) / scale) + special.ndtr((-lam - shift) / scale)
+    else:
+        q, df, lam = np.broadcast_arrays(q, df, lam)
+        small = df <= _NCT_DF
+        out = np.empty(q.shape)
+        out[small] = _two_sided_tail(q[small], df[small], lam[small])
+        out[~small] = _two_sided_tail(q[~small], df[~small], lam[~small])
+    return np.clip(out, 0.0, 1.0)
+
+
+class _PilotModel:
+    """The pilot power model of the corrected resampled t (docs/theory.md §10).
+
+    From the main split means ``x`` of a pilot of ``D`` independent datasets,
+    shape ``(U, D, J_p)`` (units, datasets, splits), it gives the rejection
+    probability of the test at ``J`` splits on a new dataset of the problem when
+    the true value is the null plus ``δ`` (a location shift of every split mean),
+    as the mean over the pilot's datasets of a per-dataset probability ``p_d``:
+
+    * ``J <= J_p``: the rejection rate of the test on ``_SUBSETS`` random subsets of
+      ``J`` of the dataset's ``J_p`` split means (the same subsets for every dataset),
+      centred at ``μ̄``, the mean of the datasets' means, plus ``δ``. Split means of
+      one dataset are independent draws given the data, so a subset of ``J`` of them
+      is distributed as ``J`` fresh splits of it: the mean of ``p_d`` is unbiased
+      for the rejection rate, whatever the distribution of the split means (up to
+      ``μ̄`` for ``μ``);
+    * ``J > J_p``: with split means Gaussian given the data, of mean ``A_d`` and
+      spread ``τ_d²`` of their own, the test's statistic on a dataset is
+      ``t'_{J-1}(θ_d sqrt(J)) / sqrt(1 + J c)``, ``θ_d = (A_d - μ + δ)/τ_d`` and ``c``
+      the test's correction, so ``p_d = P(|t'_{J-1}(θ̃_d sqrt(J))| > t_{J-1} sqrt(1 + J c))``
+      with ``θ̃_d = (Ã_d - μ̄ + δ)/τ̃_d`` from the dataset's mean and log-variance mapped
+      onto the first two moments of ``(A_d, log τ_d²)`` across datasets
+      (:meth:`_deconvolved`): an approximation.
+
+    The standard error of the mean of ``p_d``: for ``J <= J_p`` the datasets' spread
+    and ``μ̄``'s error (the influence function of each dataset, with ``dP/dμ̄`` by a
+    central difference over ``μ̄``'s standard error); beyond, where every ``p_d``
+    also depends on the moments the datasets share, a delete-a-group jackknife over
+    ``_GROUPS`` groups of datasets.
+    """
+
+    def __init__(self, x: np.ndarray, c_test: float, alpha: float) -> None:
+        self.x = np.asarray(x, dtype=float)
+        n_units, n_datasets, J_p = self.x.shape
+        self.D, self.J_p, self.c, self.alpha = n_datasets, J_p, float(c_test), alpha
+        self.A = self.x.mean(-1)  # Â_d
+        self.centered = self.x - self.A[..., None]
+        self.tau2 = self.centered.var(-1, ddof=1)  # τ̂²_d
+        self.mu = self.A.mean(-1)  # μ̄, per unit
+        self.h = self.A.std(-1, ddof=1) / np.sqrt(n_datasets)  # μ̄'s standard error
+        rng = np.random.default_rng(_SUBSET_SEED)
+        self.perms = rng.permuted(np.tile(np.arange(J_p), (_SUBSETS, 1)), axis=1)
+        self._denoised: tuple[np.ndarray, np.ndarray] | None = None
+
+    # --------------------------------------------------------------- per dataset
+    def _subsets(self, J: int, offsets: np.ndarray) -> np.ndarray:
+        """Return ``p_d`` for ``J <= J_p``, shape ``(U, D, S)``; ``offsets`` ``(U, S)``."""
+        crit = stats.t.isf(self.alpha / 2, J - 1)
+        bound = crit**2 * (self.c + 1.0 / J)
+        idx = self.perms[:, :J]
+        n_units = self.x.shape[0]
+        step = max(1, _CHUNK // (n_units * _SUBSETS * J * offsets.shape[-1]))
+        out = np.empty((n_units, self.D, offsets.shape[-1]))
+        for start in range(0, self.D, step):
+            part = self.centered[:, start : start + step][..., idx]  # (U, d, B, J)
+            mean, var = part.mean(-1), part.var(-1, ddof=1)
+            num = (self.A[:, start : start + step, None] + mean)[..., None]
+            reject = (num + offsets[:, None, None, :]) ** 2 > bound * var[..., None]
+            out[:, start : start + step] = reject.mean(2)
+        return out
+
+    def _deconvolved(self) -> tuple[np.ndarray, np.ndarray]:
+        """Return ``(Ã_d, τ̃_d)``, shape ``(U, D)``: the datasets' effects and spreads, denoised.
+
+        Under Gaussian split means given the data, ``Â_d = A_d + e_d`` with
+        ``Var[e_d] = τ_d²/J_p`` and ``L̂_d = log τ̂²_d = log τ_d² + f_d`` with
+        ``E[f_d] = ψ(ν/2) + log(2/ν)``, ``Var[f_d] = ψ'(ν/2)`` (``ν = J_p - 1``,
+        digamma and trigamma: the log of a ``χ²_ν/ν``), ``e_d`` and ``f_d``
+        independent of each other and of ``(A_d, τ_d)``. So the moments of
+        ``(A_d, log τ_d²)`` across datasets follow from the pilot's: the means, and the
+        covariance ``Σ = Σ̂ - diag(mean τ̂²_d / J_p, ψ'(ν/2))`` (its variances clipped at
+        0, its covariance to keep it positive semi-definite). ``L̃_d`` is ``L̂_d``
+        shrunk toward the mean of ``log τ_d²`` to its variance; ``Ã_d`` is ``μ̄`` plus
+        the regression of ``A_d`` on ``log τ_d²`` at ``L̃_d`` plus the residual ``r_d``
+        of ``Â_d`` on ``L̂_d``, shrunk dataset by dataset by
+        ``sqrt(v / (v + τ̂²_d/J_p))``, ``v`` the residual variance of ``A_d`` (its noise
+        ``e_d`` is the smaller the smaller ``τ_d``: a common factor would shrink the
+        precise means of the datasets with small spreads, which dominate the rejections,
+        as much as the noisy ones). The map is triangular, so the units of the loss do
+        not matter.
+        """
+        if self._denoised is not None:
+            return self._denoised
+        nu = self.J_p - 1
+        logs = np.log(self.tau2)
+        d_log = logs - logs.mean(1, keepdims=True)
+        d_eff = self.A - self.mu[:, None]
+        v_log, v_eff = (d_log**2).mean(1, keepdims=True), (d_eff**2).mean(1, keepdims=True)
+        cov = (d_eff * d_log).mean(1, keepdims=True)
+        t_log = np.clip(v_log - special.polygamma(1, nu / 2), 0.0, None)
+        t_eff = np.clip(v_eff - self.tau2.mean(1, keepdims=True) / self.J_p, 0.0, None)
+        bound = np.sqrt(t_log * t_eff)
+        t_cov = np.clip(cov, -bound, bound)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shrink = np.where(v_log > 0, np.sqrt(t_log / v_log), 0.0)
+            slope_hat = np.where(v_log > 0, cov / v_log, 0.0)
+            slope = np.where(t_log > 0, t_cov / t_log, 0.0)
+            rest = d_eff - slope_hat * d_log
+            t_rest = np.clip(t_eff - slope * t_cov, 0.0, None)
+            noise = self.tau2 / self.J_p  # Var[e_d], dataset by dataset
+            scale = np.where(t_rest + noise > 0, np.sqrt(t_rest / (t_rest + noise)), 0.0)
+        centred = shrink * d_log  # L̃_d minus its mean
+        mean_log = logs.mean(1, keepdims=True) - special.digamma(nu / 2) - np.log(2 / nu)
+        effects = self.mu[:, None] + slope * centred + scale * rest
+        self._denoised = (effects, np.exp((mean_log + centred) / 2))
+        return self._denoised
+
+    def theta(self, offsets: np.ndarray) -> np.ndarray:
+        """Return ``θ̃_d = (Ã_d + offset)/τ̃_d``, shape ``(U, D, S)``; ``offsets`` ``(U, S)``."""
+        effects, spread = self._deconvolved()
+        return (effects[..., None] + offsets[:, None, :]) / spread[..., None]
+
+    def per_dataset(self, Js: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """Return ``p_d`` over ``Js``, shape ``(U, D, len(Js), S)``."""
+        Js = np.asarray(Js, dtype=np.int64)
+        out = np.empty((self.x.shape[0], self.D, Js.size, offsets.shape[-1]))
+        small = np.flatnonzero(Js <= self.J_p)
+        for i in small:
+            out[:, :, i] = self._subsets(int(Js[i]), offsets)
+        large = np.flatnonzero(Js > self.J_p)
+        if large.size:
+            theta = self.theta(offsets)[:, :, None, :]  # (U, D, 1, S)
+            step = max(1, _CHUNK // theta.size)
+            # chunks of J, split where the tail changes from scipy's to the approximation
+            cut = int(np.searchsorted(Js[large], _NCT_DF + 1, side="right"))
+            bounds = sorted({*range(0, large.size, step), cut, large.size})
+            for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
+                pos = large[start:stop]
+                J = Js[pos].astype(float)[:, None]  # (n, 1)
+                nu = J - 1
+                q = stats.t.isf(self.alpha / 2, nu) * np.sqrt(1 + J * self.c)
+                out[:, :, pos] = _two_sided_tail(q, nu, theta * np.sqrt(J))
+        return out
+
+    # --------------------------------------------------------------- the mixture
+    def curve(
+        self, Js: np.ndarray, deltas: Sequence[float], *, se: bool = False
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Return the rejection rate at each ``δ`` over ``Js``, ``(U, len(Js), len(deltas))``.
+
+        With ``se``, also its standard error over the pilot's datasets (the same shape).
+        """
+        deltas = np.asarray(deltas, dtype=float)
+        base = deltas[None, :] - self.mu[:, None]  # (U, S): the numerator's shift
+        if not se:
+            return self.per_dataset(Js, base).mean(1), None
+        h = self.h[:, None]
+        offsets = np.concatenate([base, base - h, base + h], axis=-1)
+        p = self.per_dataset(Js, offsets)
+        n = deltas.size
+        p0, up, down = p[..., :n], p[..., n : 2 * n].mean(1), p[..., 2 * n :].mean(1)
+        # dP/dμ̄: raising μ̄ by h lowers the shift by h
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slope = np.where(h[..., None] > 0, (up - down) / (2 * h[..., None]), 0.0)
+        centred = (self.A - self.mu[:, None])[:, :, None, None]
+        influence = p0 + slope[:, None] * centred
+        error = influence.std(1, ddof=1) / np.sqrt(self.D)
+        large = np.flatnonzero(np.asarray(Js) > self.J_p)
+        if large.size:
+            # beyond J_p every p_d also depends on the moments the datasets share: a
+            # delete-a-group jackknife over _GROUPS groups of datasets
+            groups = np.array_split(np.arange(self.D), min(_GROUPS, self.D))
+            thetas = []
+            for out in groups:
+                part = _PilotModel(np.delete(self.x, out, axis=1), self.c, self.alpha)
+                thetas.append(np.abs(part.theta(deltas[None, :] - part.mu[:, None])))
+            top = max(float(t.max()) for t in thetas)
+            rates = np.empty((len(groups), self.x.shape[0], large.size, deltas.size))
+            for i, J in enumerate(np.asarray(Js)[large]):
+                # p_d is an even function of λ = θ̃_d sqrt(J), the same for every group:
+                # tabulated once per J, interpolated for each group
+                grid, values = self._tail_table(int(J), top * np.sqrt(J))
+                for g, theta in enumerate(thetas):
+                    rates[g, :, i] = np.interp(theta * np.sqrt(J), grid, values).mean(1)
+            G = len(groups)
+            spread = np.sqrt((G - 1) / G * ((rates - rates.mean(0)) ** 2).sum(0))
+            error[:, large] = spread
+        return p0.mean(1), error
+
+    def _tail_table(self, J: int, top: float) -> tuple[np.ndarray, np.ndarray]:
+        """Tabulate ``P(|t'_{J-1}(λ)| > t_{J-1} sqrt(1 + J c))`` for ``λ`` in ``[0, top]``.
+
+        Every 0.02 up to 40 beyond the critical value (linear interpolation then errs by
+        less than 1e-4), and 1 beyond that.
+        """
+        nu = J - 1.0
+        q = stats.t.isf(self.alpha / 2, nu) * np.sqrt(1 + J * self.c)
+        end = min(top, q + 40.0)
+        grid = np.append(np.arange(0.0, end + 0.02, 0.02), max(top, end) + 1.0)
+        values = _two_sided_tail(q, nu, grid)
+        values[grid > q + 40.0] = 1.0
+        return grid, values
+
+    def limit(self, delta: float) -> np.ndarray:
+        """Return the rejection rate as ``J → ∞``: the share of ``|θ̃_d| > z sqrt(c)``, ``(U,)``."""
+        theta = self.theta((delta - self.mu)[:, None])[..., 0]
+        z = stats.norm.isf(self.alpha / 2)
+        return (np.abs(theta) > z * np.sqrt(self.c)).mean(1)
 
 
 def _real(name: str, value: Any) -> float:
@@ -287,6 +541,87 @@ def _design_values(method: str, M: Any, R: Any) -> tuple[str, np.ndarray]:
     return dim, values
 
 
+def _choose_power_model(
+    requested: str,
+    method: str,
+    means: xr.DataArray,
+    n_datasets: int,
+    J_p: int,
+    *,
+    rho_given: bool,
+    n2_changed: bool,
+) -> tuple[str, str]:
+    """Return the power model used (``"gaussian"`` or ``"pilot"``) and what the note says of it.
+
+    ``"pilot"`` raises, naming the fix, when the pilot model cannot be used; ``"auto"``
+    then falls back to ``"gaussian"`` and, for a pilot with a ``dataset`` dim, says why.
+    """
+    if requested == "gaussian":
+        return "gaussian", ""
+    why: tuple[type[Exception], str] | None = None
+    fix = "use power_model='gaussian' (Lemma 2)"
+    if method not in _PILOT_METHODS:
+        why = (
+            ArgumentError,
+            f"power_model='pilot' is implemented for {list(_PILOT_METHODS)} only, not "
+            f"method={method!r} (docs/theory.md §10); {fix}",
+        )
+    elif rho_given:
+        why = (
+            ArgumentError,
+            "`rho` enters the Gaussian power model only: the pilot model takes the datasets' "
+            "own spread of their means; drop `rho` or use power_model='gaussian'",
+        )
+    elif n2_changed:
+        why = (
+            ArgumentError,
+            "the pilot power model needs the pilot's own test size: its datasets' split means "
+            "cannot be carried to another `n_test`; drop `n_test` or use power_model='gaussian'",
+        )
+    elif not n_datasets:
+        why = (
+            CubeError,
+            f"power_model='pilot' needs a pilot with a {_DATASET!r} dim of at least "
+            f"{PILOT_MIN_DATASETS} independent datasets of the problem (as for fit_rho), but "
+            f"the pilot has none; add one (e.g. cvstats.from_scores(..., "
+            f"extra_dims=['{_DATASET}'])) or {fix}",
+        )
+    elif n_datasets < PILOT_MIN_DATASETS:
+        why = (
+            DesignError,
+            f"power_model='pilot' needs at least {PILOT_MIN_DATASETS} datasets in the pilot's "
+            f"{_DATASET!r} dim to average over, but it has {n_datasets}; pilot more datasets "
+            f"or {fix}",
+        )
+    elif J_p < PILOT_MIN_SPLITS:
+        why = (
+            DesignError,
+            f"power_model='pilot' needs at least {PILOT_MIN_SPLITS} main splits per dataset, "
+            f"but the pilot has {J_p}; pilot more splits or {fix}",
+        )
+    else:
+        per_dataset = means.var(J_DIM, ddof=1).compute()
+        if not bool((per_dataset > 0).all()):
+            why = (
+                DesignError,
+                "power_model='pilot' needs split means that vary within every dataset of the "
+                "pilot, but some dataset's sample variance S² is zero or undefined (a missing "
+                f"split mean, or identical models on it); {fix}",
+            )
+    if why is None:
+        return "pilot", (
+            f"power and size from the pilot's {n_datasets} datasets (power_model='pilot'): "
+            f"random subsets of each dataset's {J_p} splits for J <= {J_p}, an "
+            f"approximation beyond (docs/theory.md §10)"
+        )
+    if requested == "pilot":
+        raise why[0](why[1][0].upper() + why[1][1:] + ".")
+    if not n_datasets:
+        return "gaussian", ""
+    reason = why[1].split(";")[0]
+    return "gaussian", f"power and size under Lemma 2 (power_model='gaussian'): {reason}"
+
+
 def _half_variance(units: xr.DataArray, n2: int, n_datasets: int) -> dict[str, Any]:
     """Return the conservative Z's variance at half data from the pilot's "half" block (§10).
 
@@ -382,6 +717,7 @@ def plan(
     n_test: int | None = None,
     M: int | Sequence[int] | None = None,
     R: int | Sequence[int] | None = None,
+    power_model: str = "auto",
 ) -> PlanResult:
     """Plan an experiment from a pilot: width, power and cost against the number of splits.
 
@@ -397,9 +733,13 @@ def plan(
       expected variance estimate, which is the root mean square of the half-width
       (Lemma 1 only); the mean half-width under Lemma 2 is ``c4`` times it;
     * the power of the two-sided test at level ``alpha`` to detect a true
-      difference ``effect``: under Lemma 2 the statistic is ``sqrt(PR)`` times a
-      noncentral ``t_ν`` with noncentrality ``effect / sqrt(Var[μ̂_J])``,
-      ``PR = Var[μ̂_J] / E[σ̂²]`` the political ratio;
+      difference ``effect``, and its size: under Lemma 2 (``power_model="gaussian"``)
+      the statistic is ``sqrt(PR)`` times a noncentral ``t_ν`` with noncentrality
+      ``effect / sqrt(Var[μ̂_J])``, ``PR = Var[μ̂_J] / E[σ̂²]`` the political ratio;
+      from a pilot of many datasets (``power_model="pilot"``, the corrected resampled
+      t only) the mean over the pilot's datasets of each one's rejection rate, without
+      Lemma 2's Gaussian split means of one common spread (docs/theory.md §10, "The
+      pilot power model");
     * the fits per learner;
 
     and the smallest ``J`` meeting ``target_width`` and/or the ``power`` to
@@ -438,12 +778,15 @@ def plan(
         cube (:func:`cvstats.contrasts`) for its contrasts; a cube of one model for
         its level. Extra dims are kept, except ``dataset``: a ``dataset`` dim holds
         independent datasets of one problem (as for :func:`cvstats.fit_rho`), whose
-        variances are pooled (averaged) and whose ``ρ`` comes from ``fit_rho``.
+        variances are pooled (averaged), whose ``ρ`` comes from ``fit_rho`` and, with
+        20 or more datasets, over which the power is averaged (``power_model``).
     target_width : float, optional
         The half-width wanted, in the loss's (or score's) units.
     effect : float, optional
-        The true difference to detect (``n1μ_a - n1μ_b`` for a contrast); its sign
-        does not matter (two-sided test).
+        The true difference to detect (``n1μ_a - n1μ_b`` for a contrast), against the
+        null of no difference. Under the Gaussian model its sign does not matter
+        (two-sided test); under the pilot model it may, as the datasets' effects need
+        not be symmetric: the truth is then the null plus ``effect``.
     power : float, default 0.8
         The power wanted to detect ``effect``.
     alpha : float, default 0.05
@@ -480,6 +823,20 @@ def plan(
     R : int or sequence of int, optional
         Replicates (``>= 2``) of the bootstraps (default 15); a sequence plans each
         (an ``R`` dim).
+    power_model : {"auto", "gaussian", "pilot"}, default "auto"
+        The model of the power, the size and their bands (the width does not depend
+        on it). ``"gaussian"``: Lemma 2 of Nadeau & Bengio (2003), split means
+        jointly Gaussian with one conditional spread (a noncentral t). ``"pilot"``:
+        a mixture over the pilot's ``dataset`` dim (at least
+        :data:`PILOT_MIN_DATASETS` datasets of at least :data:`PILOT_MIN_SPLITS` main
+        splits each, every one with varying split means), for the corrected
+        resampled t; for ``J <= J_p`` the rate of rejections on random subsets of
+        ``J`` of each dataset's splits (unbiased, whatever the distribution of the
+        split means), beyond an approximation assuming split means Gaussian given the
+        data, with a spread of their own per dataset (docs/theory.md §10). Not with
+        ``rho`` or another ``n_test``. ``"auto"``: ``"pilot"`` when these hold, else
+        ``"gaussian"`` (the ``note`` says why, for a pilot with a ``dataset`` dim).
+        The result's ``power_model`` says which was used.
 
     Returns
     -------
@@ -495,18 +852,23 @@ def plan(
         If the pilot's main block has fewer than 2 splits or splits of different
         test sizes, if its split means do not vary (zero ``S²``: nothing to plan
         from), if ``fit_rho`` gives ``ρ̂ >= 1``, for a k-fold plan of a pilot
-        that is not k-fold, or for a conservative Z plan of a pilot without a
-        ``"half"`` block of ``J_h >= 2`` inner splits of the main block's test size.
+        that is not k-fold, for a conservative Z plan of a pilot without a
+        ``"half"`` block of ``J_h >= 2`` inner splits of the main block's test size,
+        or for ``power_model="pilot"`` with fewer than 20 datasets, fewer than 5
+        main splits per dataset or a dataset whose split means do not vary.
     ArgumentError
-        For an unknown ``method``, a non-positive ``target_width``, a zero
-        ``effect``, ``power`` outside ``(alpha, 1)``, a ``budget_fits`` below
-        the smallest design, a ``J`` below 2 (1 for the conservative Z and the
-        bootstraps; for k-fold not a multiple of ``K``), a ``rho`` outside
-        ``[0, 1)``, an ``n_test`` that leaves no training example, or an ``M``
-        (``R``) for another method or below 1 (2).
+        For an unknown ``method`` or ``power_model``, a non-positive
+        ``target_width``, a zero ``effect``, ``power`` outside ``(alpha, 1)``, a
+        ``budget_fits`` below the smallest design, a ``J`` below 2 (1 for the
+        conservative Z and the bootstraps; for k-fold not a multiple of ``K``), a
+        ``rho`` outside ``[0, 1)``, an ``n_test`` that leaves no training example,
+        an ``M`` (``R``) for another method or below 1 (2), or
+        ``power_model="pilot"`` for another method than the corrected resampled t,
+        with ``rho`` or with another ``n_test``.
     CubeError
-        For a pilot that is not a valid cube, or an ``n_test`` other than the
-        pilot's on a score cube.
+        For a pilot that is not a valid cube, an ``n_test`` other than the
+        pilot's on a score cube, or ``power_model="pilot"`` for a pilot without a
+        ``dataset`` dim.
     CvstatsTypeError
         For a pilot that is not an xarray.DataArray.
 
@@ -529,6 +891,16 @@ def plan(
             f"`method` must be one of {list(PLANNED_METHODS)}, got {method!r}; the other tests "
             "have no number of splits to plan, or an interval for another quantity "
             "(docs/planning.md)."
+        )
+    if not isinstance(power_model, str) or power_model not in POWER_MODELS:
+        raise ArgumentError(
+            f"`power_model` must be one of {list(POWER_MODELS)}, got {power_model!r} "
+            '(docs/planning.md, "Which power model").'
+        )
+    if power_model == "pilot" and method not in _PILOT_METHODS:
+        raise ArgumentError(
+            f"power_model='pilot' is implemented for {list(_PILOT_METHODS)} only, not "
+            f"method={method!r} (docs/theory.md §10); use power_model='gaussian' (Lemma 2)."
         )
     alpha = validate_alpha(alpha)
     target_width, effect, power = _check_targets(target_width, effect, power, alpha)
@@ -604,6 +976,21 @@ def plan(
         step, smallest = 1, (1 if cz or boot else 2)
     # the test's own correction: 0 for the uncorrected bootstrap
     c_test = 0.0 if method == "bootstrap_t" else c
+    model, model_note = _choose_power_model(
+        power_model,
+        method,
+        means,
+        n_datasets,
+        J_p,
+        rho_given=rho is not None,
+        n2_changed=n2 != n2_p,
+    )
+    pilot_model = None
+    if model == "pilot":
+        stacked = means.transpose(*s2_p.dims, _DATASET, J_DIM).values
+        pilot_model = _PilotModel(stacked.reshape(-1, n_datasets, J_p), c_test=c_test, alpha=alpha)
+    if model_note:
+        note = "; ".join(p for p in (note, model_note) if p)
     s2 = s2_p
     if n2 != n2_p:
         if score:
@@ -780,12 +1167,36 @@ def plan(
     top = limit if budget_J is None else min(int(budget_J.max()), limit)
     opts = {"effect": effect}
 
+    def pilot_da(Js: np.ndarray, values: np.ndarray) -> xr.DataArray:
+        """Return the pilot model's ``(U, len(Js))`` numbers over ``(J, *s2.dims)``."""
+        data = np.moveaxis(np.asarray(values).reshape(*s2.shape, len(Js)), -1, 0)
+        return s2.expand_dims({"J": np.asarray(Js)}).copy(data=data)
+
     values = np.arange(smallest, top + 1, step)
     searched = xr.DataArray(values, dims="J", coords={"J": values})
     half, _, pwr, _, _ = _design_curves(*parts(searched, k), **opts)
     afford = fits(searched) <= budget_fits if budget_fits is not None else True
     wide = (half <= target_width) & afford if target_width is not None else None
-    strong = (pwr >= power) & afford if effect is not None else None
+    if effect is None:
+        strong = None
+    elif pilot_model is None:
+        strong = (pwr >= power) & afford
+    else:
+        # the pilot model costs a mixture over the datasets per J: search in growing chunks
+        # of J, up to the first J meeting every target for every unit
+        chunks, start, size, done = [], 0, 64, xr.zeros_like(s2, dtype=bool)
+        while start < values.size:
+            Js = values[start : start + size]
+            ok = pilot_da(Js, pilot_model.curve(Js, [effect])[0][..., 0]) >= power
+            if isinstance(afford, xr.DataArray):
+                ok = ok & afford.sel(J=Js)
+            chunks.append(ok)
+            met = (ok & wide.sel(J=Js)) if wide is not None else ok
+            done = done | met.any("J")
+            start, size = start + size, min(2 * size, 4096)
+            if bool(done.all()):
+                break
+        strong = xr.concat(chunks, dim="J").reindex(J=values, fill_value=False)
     nan = xr.full_like(s2 * cost, np.nan, dtype=float)
     J_width = _first_met(searched, wide) if wide is not None else nan
     J_power = _first_met(searched, strong) if strong is not None else nan
@@ -820,8 +1231,9 @@ def plan(
     central = parts(Jg, k)
     half, mean_half, pwr, size, ratio = _design_curves(*central, **opts)
     # the pilot's band: τ² at the ends of its 1 - alpha interval (E[σ̂²_cz] at the ends of its
-    # range over the box of V'_{J_h}'s and τ'²'s), and, for the power, ρ̂ and _RHO_POINTS
-    # points of ρ̂'s interval (fit_rho), evenly spaced in k = ρ/(1 - ρ); the width is ρ-free
+    # range over the box of V'_{J_h}'s and τ'²'s), and, for the power and the size, ρ̂ and
+    # _RHO_POINTS points of ρ̂'s interval (fit_rho), evenly spaced in k = ρ/(1 - ρ); the
+    # width is ρ-free
     tau_lo, tau_hi = _chi2_factors(df, alpha)
     est_lo, est_hi = cz_band(Jg)
     if cz:
@@ -830,21 +1242,36 @@ def plan(
     else:
         half_lo = _design_curves(*parts(Jg, k, f_tau=tau_lo), **opts)[0]
         half_hi = _design_curves(*parts(Jg, k, f_tau=tau_hi), **opts)[0]
-    if effect is None:
-        pwr_lo = pwr_hi = pwr
-    else:
+    if pilot_model is None:
         ks = [k] if k_lo is k_hi else [
             k_lo + (k_hi - k_lo) * i / (_RHO_POINTS - 1) for i in range(_RHO_POINTS)
         ] + [k]  # fmt: skip
         ests = [est_lo, 1.0, est_hi] if cz else [1.0]
-        powers = [
-            _design_curves(*parts(Jg, kk, f_tau=ft, f_est=fe), **opts)[2]
+        scenarios = [
+            _design_curves(*parts(Jg, kk, f_tau=ft, f_est=fe), **opts)
             for kk in ks
             for ft in (tau_lo, 1.0, tau_hi)
             for fe in ests
         ]
-        stacked = xr.concat(powers, dim="_scenario", coords="minimal")
-        pwr_lo, pwr_hi = stacked.min("_scenario"), stacked.max("_scenario")
+        sizes = xr.concat([sc[3] for sc in scenarios], dim="_scenario", coords="minimal")
+        size_lo, size_hi = sizes.min("_scenario"), sizes.max("_scenario")
+        if effect is None:
+            pwr_lo = pwr_hi = pwr
+        else:
+            powers = xr.concat([sc[2] for sc in scenarios], dim="_scenario", coords="minimal")
+            pwr_lo, pwr_hi = powers.min("_scenario"), powers.max("_scenario")
+    else:
+        # the mixture over the pilot's datasets (docs/theory.md §10, "The pilot power model"),
+        # plus or minus z standard errors over them
+        z = stats.norm.isf(alpha / 2)
+        deltas = [0.0] if effect is None else [0.0, effect]
+        rates, errors = pilot_model.curve(grid, deltas, se=True)
+        ends = [np.clip(rates + side * z * errors, 0.0, 1.0) for side in (-1, 1)]
+        size, size_lo, size_hi = (pilot_da(grid, a[..., 0]) for a in (rates, *ends))
+        if effect is None:
+            pwr_lo = pwr_hi = pwr
+        else:
+            pwr, pwr_lo, pwr_hi = (pilot_da(grid, a[..., 1]) for a in (rates, *ends))
     n_fits = fits(Jg)
     meets = xr.ones_like(half, dtype=bool)
     if target_width is not None:
@@ -856,6 +1283,8 @@ def plan(
     inf = xr.DataArray([np.inf], dims="J", coords={"J": [np.inf]})
     lim = _design_curves(*parts(inf, k), **opts)
     half_limit, power_limit = (a.isel(J=0, drop=True) for a in (lim[0], lim[2]))
+    if pilot_model is not None and effect is not None:
+        power_limit = s2.copy(data=pilot_model.limit(effect).reshape(s2.shape))
 
     tail = [param] if param else []
     order = ["J", unit, *[d for d in s2.dims if d != unit], *tail]
@@ -896,6 +1325,7 @@ def plan(
         rho_source=source,
         assumption=assumption,
         note=note,
+        power_model=model,
         n_fits=n_fits.transpose("J", *tail),
         half_width=grid_da(half),
         half_width_ci=interval(half_lo, half_hi),
@@ -903,6 +1333,7 @@ def plan(
         power=grid_da(pwr),
         power_ci=interval(pwr_lo, pwr_hi),
         size=grid_da(size),
+        size_ci=interval(size_lo, size_hi),
         political_ratio=grid_da(ratio),
         variance=grid_da(central[0]),
         expected_variance=grid_da(central[1]),

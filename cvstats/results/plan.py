@@ -40,10 +40,13 @@ PLAN_GRID_COLUMNS = (
     "power_low",
     "power_high",
     "size",
+    "size_low",
+    "size_high",
     "political_ratio",
     "variance",
     "expected_variance",
     "meets_target",
+    "power_model",
 )
 # the plan table's columns read at the chosen J, and those read from the per-unit fields
 _AT_J = ("n_fits", "half_width", "power", "size")
@@ -61,7 +64,7 @@ _PER_UNIT = (
     "pilot_estimate",
 )
 #: Columns of ``PlanResult.to_frame(table="plan")`` (one row per contrast), after its dims.
-PLAN_TABLE_COLUMNS = ("J", *_AT_J, *_PER_UNIT)
+PLAN_TABLE_COLUMNS = ("J", *_AT_J, *_PER_UNIT, "power_model")
 _TABLES = ("grid", "plan")
 
 
@@ -120,7 +123,14 @@ class PlanResult(Result):
     assumption : str
         The same in words, e.g. ``"ρ = ρ0 = n2/(n1 + n2) = 0.1"``.
     note : str
-        What else the plan assumed (the pairwise contrasts it built, a score's ρ0...).
+        What else the plan assumed (the pairwise contrasts it built, a score's ρ0, the
+        power model...).
+    power_model : str
+        The model of :attr:`power`, :attr:`power_ci`, :attr:`size` and
+        :attr:`power_limit`: ``"gaussian"`` (Lemma 2 of Nadeau & Bengio, 2003: Gaussian
+        split means with one conditional spread, a noncentral t) or ``"pilot"`` (a
+        mixture over the pilot's datasets, docs/theory.md §10, "The pilot power
+        model"). Also a column of both frames.
     n_fits : xarray.DataArray
         Fits per learner of each design, over ``J`` (and ``M`` or ``R``).
     half_width : xarray.DataArray
@@ -142,16 +152,24 @@ class PlanResult(Result):
         ``half_width``, the root mean square, needs Lemma 1 only.
     power : xarray.DataArray
         Power of the two-sided test at level ``alpha`` to detect ``effect``
-        (noncentral t, docs/theory.md §10); NaN without ``effect``.
+        (docs/theory.md §10): a noncentral t (``power_model="gaussian"``) or the mean
+        over the pilot's datasets of their rejection rates (``"pilot"``); NaN
+        without ``effect``.
     power_ci : xarray.DataArray
-        Its least and greatest values over the pilot's intervals for ``E[S²]``
-        (and ``E[σ̂²_cz]``) and, when ``ρ`` comes from ``fit_rho``, over ``ρ̂`` and
-        seven points of :attr:`rho_ci` evenly spaced in ``ρ/(1 - ρ)`` (``ci_bound``).
-        With more than one interval their box covers with probability at least
-        ``1 - 2 alpha`` (Bonferroni), not ``1 - alpha`` (docs/theory.md §10).
+        Gaussian model: its least and greatest values over the pilot's intervals for
+        ``E[S²]`` (and ``E[σ̂²_cz]``) and, when ``ρ`` comes from ``fit_rho``, over
+        ``ρ̂`` and seven points of :attr:`rho_ci` evenly spaced in ``ρ/(1 - ρ)``; with
+        more than one interval their box covers with probability at least
+        ``1 - 2 alpha`` (Bonferroni), not ``1 - alpha``. Pilot model: the power plus
+        or minus ``z_{1-alpha/2}`` standard errors over the pilot's datasets, clipped
+        to ``[0, 1]`` (docs/theory.md §10). On a trailing ``ci_bound`` dim.
     size : xarray.DataArray
         The test's actual rejection rate when the difference is 0 (``alpha``
-        when ``ρ`` is the corrected tests' ``ρ0``).
+        when ``ρ`` is the corrected tests' ``ρ0`` under the Gaussian model).
+    size_ci : xarray.DataArray
+        Its band, as :attr:`power_ci`'s: over the same intervals (Gaussian model; the
+        size does not depend on ``E[S²]``, only on ``ρ`` and, for the conservative Z,
+        ``E[σ̂²_cz]``), or plus or minus ``z_{1-alpha/2}`` standard errors (pilot model).
     political_ratio : xarray.DataArray
         ``Var[μ̂_J] / E[σ̂²]``, e.g. ``(1/J + ρ/(1-ρ)) / (1/J + n2/n1)``.
     variance : xarray.DataArray
@@ -205,6 +223,7 @@ class PlanResult(Result):
     rho_source: str
     assumption: str
     note: str
+    power_model: str
     n_fits: xr.DataArray
     half_width: xr.DataArray
     half_width_ci: xr.DataArray
@@ -212,6 +231,7 @@ class PlanResult(Result):
     power: xr.DataArray
     power_ci: xr.DataArray
     size: xr.DataArray
+    size_ci: xr.DataArray
     political_ratio: xr.DataArray
     variance: xr.DataArray
     expected_variance: xr.DataArray
@@ -237,6 +257,7 @@ class PlanResult(Result):
         "power",
         "power_ci",
         "size",
+        "size_ci",
         "political_ratio",
         "variance",
         "expected_variance",
@@ -298,9 +319,11 @@ class PlanResult(Result):
             )
             values = {k: v.drop_vars("J", errors="ignore") for k, v in values.items()}
             frame, dims = tidy_frame(values)
+            frame["power_model"] = self.power_model
             return frame[[*dims, *PLAN_TABLE_COLUMNS]]
         low, high = split_interval(self.half_width_ci)
         plow, phigh = split_interval(self.power_ci)
+        slow, shigh = split_interval(self.size_ci)
         values = {
             "n_fits": self.n_fits,
             "half_width": self.half_width,
@@ -311,6 +334,8 @@ class PlanResult(Result):
             "power_low": plow,
             "power_high": phigh,
             "size": self.size,
+            "size_low": slow,
+            "size_high": shigh,
             "political_ratio": self.political_ratio,
             "variance": self.variance,
             "expected_variance": self.expected_variance,
@@ -318,6 +343,7 @@ class PlanResult(Result):
         }
         # the first array sets the order of the dims: J, the unit, the extra dims
         frame, dims = tidy_frame({"half_width": self.half_width, **values})
+        frame["power_model"] = self.power_model
         return frame[[*dims, *PLAN_GRID_COLUMNS]]
 
     def _frame_dims(self, frame: pd.DataFrame) -> list[str]:
@@ -398,8 +424,14 @@ class PlanResult(Result):
             ("Targets:", self._targets()),
             ("Pilot:", self._pilot()),
             ("ρ:", self.assumption),
+            ("Power model:", self._power_text()),
             *([("Note:", self.note)] if self.note else []),
         ]
+
+    def _power_text(self) -> str:
+        if self.power_model == "pilot":
+            return "pilot (mixture over the pilot's datasets)"
+        return "gaussian (Lemma 2, noncentral t)"
 
     def _pilot(self) -> str:
         text = f"{self.pilot_splits} splits, n2 = {self.pilot_n2}, S² df {self.pilot_df}"
@@ -410,7 +442,7 @@ class PlanResult(Result):
     def _display_details(self) -> list[str]:
         return [
             f"{self._design()}; {100 * (1 - self.alpha):g}% intervals; targets: {self._targets()}",
-            f"pilot: {self._pilot()}; {self.assumption}",
+            f"pilot: {self._pilot()}; {self.assumption}; power model: {self.power_model}",
         ]
 
     def _display_frame(self) -> pd.DataFrame:
@@ -517,7 +549,17 @@ class PlanResult(Result):
                 why.append(f"the test's actual level is then {size:.2g}, not {self.alpha:g}")
             assumed = f"ρ = {float(row['rho']):.2g} ({'; '.join(why)})"
         text = f"J = {J} {unit} ({fits} fits per learner) give {what} for {label}"
-        text += f", assuming {assumed}"
+        if self.power_model == "pilot":
+            datasets = self.pilot_df // max(self.pilot_splits - 1, 1)
+            if self.rho_source == "rho0":
+                text += f", assuming {self.assumption}"
+            else:
+                text += f", assuming ρ = {float(row['rho']):.2g} ({self.assumption})"
+            text += f", with power and level from the pilot's {datasets} datasets"
+            if level_off:
+                text += f" (the test's actual level is then {size:.2g}, not {self.alpha:g})"
+        else:
+            text += f", assuming {assumed}"
         if self.budget_fits is not None and fits > self.budget_fits:
             text += f"; this exceeds the budget of {self.budget_fits} fits"
         targets = []

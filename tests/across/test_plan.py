@@ -287,6 +287,11 @@ def test_a_dataset_dim_pools_s2_and_takes_rho_from_fit_rho():
     assert "fit_rho across 60 datasets" in str(res.summary())
     # rho= overrides it
     assert cvstats.plan(cube, rho=0.1).rho_source == "given"
+    # 60 datasets: the pilot power model, but not at another test size
+    assert res.power_model == "pilot"
+    other = cvstats.plan(cube, effect=0.05, n_test=4)
+    assert other.power_model == "gaussian" and "drop `n_test`" not in other.note
+    assert "pilot's own test size" in other.note
 
 
 def test_other_extra_dims_are_kept():
@@ -600,7 +605,7 @@ def test_rho_interval_widens_the_power_band_not_the_width():
     cube = cvstats.from_scores(
         scores, greater_is_better=False, design=d, models=["a", "b"], extra_dims=["dataset"]
     )
-    res = cvstats.plan(cube, effect=0.05, J=10)
+    res = cvstats.plan(cube, effect=0.05, J=10, power_model="gaussian")
     fit = cvstats.fit_rho(cvstats.pairwise(cube))
     ends = fit.rho_ci.squeeze().values.clip(0, 0.999)
     np.testing.assert_allclose(res.rho_ci.squeeze().values, ends)
@@ -669,3 +674,211 @@ def test_the_power_band_finds_an_interior_extremum_in_rho():
     # a grid even in ρ (not in ρ/(1 - ρ)) gives another minimum
     even = np.linspace(*res.rho_ci.squeeze().values, 7)
     assert min(power(taus[2], r) for r in even) != pytest.approx(lo, rel=1e-4)
+
+
+# ---------------------------------------------------------------------------
+# the pilot power model (docs/theory.md §10, "The pilot power model")
+# ---------------------------------------------------------------------------
+
+EFFECT = 0.5
+
+
+def dataset_pilot(values, n=N, n_test=N_TEST):
+    """A score cube of one contrast with a ``dataset`` dim: ``values`` is (dataset, split)."""
+    values = np.asarray(values, dtype=float)
+    design = designs.resampled(n, n_test, J=values.shape[1], seed=0)
+    return cvstats.from_scores(
+        values[..., None],
+        greater_is_better=False,
+        design=design,
+        models=["a-b"],
+        name="sq",
+        extra_dims=["dataset"],
+    )
+
+
+def heterogeneous_values(n_data=20, J_p=5, seed=0):
+    """Split means whose spread and mean vary with the dataset."""
+    rng = np.random.default_rng(seed)
+    tau = np.exp(0.5 * rng.normal(size=(n_data, 1)))
+    effects = 0.3 * (tau - 1) + 0.2 * rng.normal(size=(n_data, 1))
+    return effects + tau * rng.normal(size=(n_data, J_p))
+
+
+def denoised_by_hand(x):
+    """``(Ã_d, τ̃_d)`` of one unit's ``x`` (datasets, splits), formula by formula."""
+    D, J_p = x.shape
+    nu = J_p - 1
+    A, s2 = x.mean(1), x.var(1, ddof=1)
+    mu = A.mean()
+    L = np.log(s2)
+    dL, dA = L - L.mean(), A - mu
+    # the moments of (A_d, log τ_d²): the pilot's, minus those of the noise
+    var_L = max(np.mean(dL**2) - special.polygamma(1, nu / 2), 0.0)
+    mean_L = L.mean() - special.digamma(nu / 2) - np.log(2 / nu)
+    var_A = max(np.mean(dA**2) - s2.mean() / J_p, 0.0)
+    cov = np.mean(dA * dL)  # the noises are independent: the covariance is the pilot's
+    assert var_L > 0
+    cov_true = float(np.clip(cov, -np.sqrt(var_L * var_A), np.sqrt(var_L * var_A)))
+    L_tilde = mean_L + np.sqrt(var_L / np.mean(dL**2)) * dL
+    residual = dA - cov / np.mean(dL**2) * dL
+    var_rest = var_A - cov_true**2 / var_L
+    cov = cov_true
+    A_tilde = (
+        mu
+        + cov / var_L * (L_tilde - mean_L)
+        + np.sqrt(max(var_rest, 0.0) / (max(var_rest, 0.0) + s2 / J_p)) * residual
+    )
+    return A_tilde, np.exp(L_tilde / 2)
+
+
+def mixture_by_hand(x, J, delta, c=C):
+    """The pilot model's p_d for J > J_p: a noncentral t per dataset (scipy.stats.nct)."""
+    A_tilde, tau_tilde = denoised_by_hand(x)
+    theta = (A_tilde - x.mean(1).mean() + delta) / tau_tilde
+    q = stats.t.isf(0.025, J - 1) * np.sqrt(1 + J * c)
+    lam = theta * np.sqrt(J)
+    return stats.nct.sf(q, J - 1, lam) + stats.nct.sf(q, J - 1, -lam)
+
+
+def test_the_mixture_of_three_datasets_against_scipy():
+    x = np.array(
+        [[0.3, -0.2, 0.9, 0.1, 0.4, -0.6],
+         [1.5, 0.2, 2.8, -0.4, 1.9, 0.7],
+         [-0.1, 0.05, 0.2, -0.15, 0.12, 0.0]]
+    )  # fmt: skip
+    model = cvstats.across.plan._PilotModel(x[None], c_test=C, alpha=0.05)
+    for J in (9, 40):
+        for delta in (0.6, -0.6, 0.0):
+            p = mixture_by_hand(x, J, delta)
+            rate, _ = model.curve(np.array([J]), [delta])
+            assert rate[0, 0, 0] == pytest.approx(p.mean(), rel=1e-9)
+            by_dataset = model.per_dataset(np.array([J]), np.array([[delta - x.mean()]]))
+            np.testing.assert_allclose(by_dataset[0, :, 0, 0], p, rtol=1e-9)
+    # beyond 100 degrees of freedom: Abramowitz & Stegun's approximation, within 3e-4
+    rate, _ = model.curve(np.array([500]), [0.6])
+    assert rate[0, 0, 0] == pytest.approx(mixture_by_hand(x, 500, 0.6).mean(), abs=3e-4)
+    # the limit J → ∞: the share of datasets with |θ̃_d| > z sqrt(c)
+    A_tilde, tau_tilde = denoised_by_hand(x)
+    theta = (A_tilde - x.mean() + 0.6) / tau_tilde
+    expected = np.mean(np.abs(theta) > stats.norm.isf(0.025) * np.sqrt(C))
+    assert model.limit(0.6)[0] == pytest.approx(expected)
+
+
+def test_the_pilot_model_by_hand():
+    x = heterogeneous_values()
+    D, J_p = x.shape
+    res = cvstats.plan(dataset_pilot(x), effect=EFFECT, J=8, power_model="pilot")
+    assert res.power_model == "pilot" and "pilot's 20 datasets" in res.note
+    mu = x.mean(1).mean()
+    assert f(res.pilot_estimate) == pytest.approx(mu)
+
+    def rejects(sample, delta):
+        J = sample.shape[-1]
+        crit = stats.t.isf(0.025, J - 1)
+        stat = np.abs(sample.mean(-1) - mu + delta)
+        return stat > crit * np.sqrt((1 / J + C) * sample.var(-1, ddof=1))
+
+    # J = J_p: each dataset's own test; J < J_p: the module's random subsets of its splits
+    for delta, field in ((EFFECT, res.power), (0.0, res.size)):
+        assert f(field.sel(J=J_p)) == pytest.approx(rejects(x, delta).mean())
+        rng = np.random.default_rng(cvstats.across.plan._SUBSET_SEED)
+        perms = rng.permuted(np.tile(np.arange(J_p), (cvstats.across.plan._SUBSETS, 1)), axis=1)
+        for J in (2, 3, 4):
+            by_subset = [rejects(x[:, perm[:J]], delta) for perm in perms]
+            assert f(field.sel(J=J)) == pytest.approx(np.mean(by_subset))
+        # J > J_p: the mixture of noncentral t's
+        for J in (8, 30):
+            assert f(field.sel(J=J)) == pytest.approx(mixture_by_hand(x, J, delta).mean())
+    # the band at J = J_p: ± z standard errors of the mean of p_d, with μ̄'s error
+    p = rejects(x, EFFECT).astype(float)
+    h = x.mean(1).std(ddof=1) / np.sqrt(D)
+    slope = (rejects(x, EFFECT - h).mean() - rejects(x, EFFECT + h).mean()) / (2 * h)
+    se = np.std(p + slope * (x.mean(1) - mu), ddof=1) / np.sqrt(D)
+    z = stats.norm.isf(0.025)
+    band = res.power_ci.sel(J=J_p).squeeze().values
+    np.testing.assert_allclose(band, np.clip(p.mean() + np.array([-z, z]) * se, 0, 1))
+    # the limit
+    A_tilde, tau_tilde = denoised_by_hand(x)
+    theta = (A_tilde - mu + EFFECT) / tau_tilde
+    assert f(res.power_limit) == pytest.approx(np.mean(np.abs(theta) > z * np.sqrt(C)))
+    # the width and the variances do not depend on the power model
+    gaussian = cvstats.plan(dataset_pilot(x), effect=EFFECT, J=8, power_model="gaussian")
+    for name in ("half_width", "half_width_ci", "variance", "expected_variance", "rho"):
+        xr.testing.assert_allclose(getattr(res, name), getattr(gaussian, name))
+
+
+def test_the_pilot_model_searches_its_own_power():
+    x = heterogeneous_values(n_data=40, J_p=8, seed=1)
+    res = cvstats.plan(dataset_pilot(x), effect=1.0, power=0.6)
+    assert res.power_model == "pilot"
+    J_power = int(f(res.J_power))
+    power = res.power.squeeze()
+    assert float(power.sel(J=J_power)) >= 0.6
+    assert (power.sel(J=slice(None, J_power - 1)) < 0.6).all()
+    # with a width target too, and a budget: both met at J_plan, none before
+    both = cvstats.plan(dataset_pilot(x), effect=1.0, power=0.6, target_width=1.2)
+    J_plan = int(f(both.J_plan))
+    meets = both.meets_target.squeeze()
+    assert bool(meets.sel(J=J_plan)) and not meets.sel(J=slice(None, J_plan - 1)).any()
+    tight = cvstats.plan(dataset_pilot(x), effect=1.0, power=0.99, budget_fits=30)
+    assert np.isnan(f(tight.J_power)) and int(f(tight.J_chosen)) == 30
+
+
+def test_auto_chooses_the_pilot_model_when_it_can():
+    x = heterogeneous_values()
+    cube = dataset_pilot(x)
+    assert cvstats.plan(cube, effect=EFFECT).power_model == "pilot"
+    few = cvstats.plan(dataset_pilot(x[:10]), effect=EFFECT)
+    assert few.power_model == "gaussian" and "at least 20 datasets" in few.note
+    given = cvstats.plan(cube, effect=EFFECT, rho=0.1)
+    assert given.power_model == "gaussian" and "`rho` enters the Gaussian" in given.note
+    boot = cvstats.plan(cube, effect=EFFECT, method="corrected_bootstrap_t")
+    assert boot.power_model == "gaussian" and "corrected_resampled_t" in boot.note
+    # no dataset dim: the Gaussian model, silently
+    plain = cvstats.plan(score_pilot(DIFFS), effect=0.03)
+    assert plain.power_model == "gaussian" and "power_model" not in plain.note
+    # the Gaussian model's numbers are the same whether asked or chosen
+    asked = cvstats.plan(dataset_pilot(x[:10]), effect=EFFECT, power_model="gaussian")
+    xr.testing.assert_identical(asked.power, few.power)
+
+
+def test_the_result_says_which_power_model():
+    res = cvstats.plan(dataset_pilot(heterogeneous_values()), effect=EFFECT, J=10)
+    grid, table = res.to_frame(), res.to_frame("plan")
+    assert list(grid.columns) == ["J", "model", *PLAN_GRID_COLUMNS]
+    assert list(table.columns) == ["model", *PLAN_TABLE_COLUMNS]
+    assert set(grid["power_model"]) == {"pilot"} and table["power_model"].tolist() == ["pilot"]
+    text = str(res.summary())
+    assert "Power model:" in text and "pilot (mixture over the pilot's datasets)" in text
+    assert "power model: pilot" in repr(res)
+    assert "with power and level from the pilot's 20 datasets" in res.verdict()
+    gaussian = cvstats.plan(score_pilot(DIFFS), effect=0.03)
+    assert "gaussian (Lemma 2, noncentral t)" in str(gaussian.summary())
+    assert set(gaussian.to_frame()["power_model"]) == {"gaussian"}
+
+
+def test_bad_power_models():
+    x = heterogeneous_values()
+    cube = dataset_pilot(x)
+    for bad in ("normal", None, 1):
+        with pytest.raises(ArgumentError, match="power_model"):
+            cvstats.plan(cube, effect=EFFECT, power_model=bad)
+    with pytest.raises(CubeError, match="`dataset` dim|'dataset' dim"):
+        cvstats.plan(score_pilot(DIFFS), effect=0.03, power_model="pilot")
+    with pytest.raises(DesignError, match="at least 20 datasets"):
+        cvstats.plan(dataset_pilot(x[:19]), effect=EFFECT, power_model="pilot")
+    with pytest.raises(DesignError, match="at least 5 main splits"):
+        cvstats.plan(dataset_pilot(x[:, :4]), effect=EFFECT, power_model="pilot")
+    flat = x.copy()
+    flat[3] = 0.2  # one dataset whose split means do not vary
+    with pytest.raises(DesignError, match="vary within every dataset"):
+        cvstats.plan(dataset_pilot(flat), effect=EFFECT, power_model="pilot")
+    assert cvstats.plan(dataset_pilot(flat), effect=EFFECT).power_model == "gaussian"
+    with pytest.raises(ArgumentError, match="rho"):
+        cvstats.plan(cube, effect=EFFECT, rho=0.1, power_model="pilot")
+    with pytest.raises(ArgumentError, match="n_test"):
+        cvstats.plan(cube, effect=EFFECT, n_test=20, power_model="pilot")
+    for method in ("corrected_bootstrap_t", "bootstrap_t", "corrected_repeated_kfold_t"):
+        with pytest.raises(ArgumentError, match="implemented for"):
+            cvstats.plan(cube, effect=EFFECT, method=method, power_model="pilot")
