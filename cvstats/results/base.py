@@ -193,11 +193,11 @@ def tidy_frame(
     same = all(a.dims == arrays[0].dims and a.shape == arrays[0].shape for a in arrays)
     fast = _product_frame(values, constants) if same else None
     if fast is not None:
-        dims = [str(d) for d in arrays[0].dims]
-        return (fast if columns is None else _ordered(fast, [*dims, *columns])), dims
-    frame, dims = _dataset_frame(values, same)
-    for name, value in constants.items():
-        frame[name] = value
+        frame, dims = fast, [str(d) for d in arrays[0].dims]
+    else:
+        frame, dims = _dataset_frame(values, same)
+        for name, value in constants.items():
+            frame[name] = value
     return (frame if columns is None else _ordered(frame, [*dims, *columns])), dims
 
 
