@@ -541,6 +541,14 @@ def _design_values(method: str, M: Any, R: Any) -> tuple[str, np.ndarray]:
     return dim, values
 
 
+def _unplanned_method(method: str) -> str:
+    """Return why the pilot power model does not plan ``method``, and the fix."""
+    return (
+        f"power_model='pilot' is implemented for {list(_PILOT_METHODS)} only, not "
+        f"method={method!r} (docs/theory.md §10); use power_model='gaussian' (Lemma 2)"
+    )
+
+
 def _choose_power_model(
     requested: str,
     method: str,
@@ -561,11 +569,7 @@ def _choose_power_model(
     why: tuple[type[Exception], str] | None = None
     fix = "use power_model='gaussian' (Lemma 2)"
     if method not in _PILOT_METHODS:
-        why = (
-            ArgumentError,
-            f"power_model='pilot' is implemented for {list(_PILOT_METHODS)} only, not "
-            f"method={method!r} (docs/theory.md §10); {fix}",
-        )
+        why = (ArgumentError, _unplanned_method(method))
     elif rho_given:
         why = (
             ArgumentError,
@@ -897,11 +901,8 @@ def plan(
             f"`power_model` must be one of {list(POWER_MODELS)}, got {power_model!r} "
             '(docs/planning.md, "Which power model").'
         )
-    if power_model == "pilot" and method not in _PILOT_METHODS:
-        raise ArgumentError(
-            f"power_model='pilot' is implemented for {list(_PILOT_METHODS)} only, not "
-            f"method={method!r} (docs/theory.md §10); use power_model='gaussian' (Lemma 2)."
-        )
+    if power_model == "pilot" and method not in _PILOT_METHODS:  # before reading the pilot
+        raise ArgumentError(_unplanned_method(method) + ".")
     alpha = validate_alpha(alpha)
     target_width, effect, power = _check_targets(target_width, effect, power, alpha)
     if not isinstance(pilot, xr.DataArray):
