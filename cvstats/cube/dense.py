@@ -32,7 +32,7 @@ from cvstats.cube.schema import (
     SPLIT_COORDS,
     UNIT_DIMS,
 )
-from cvstats.cube.threads import leading_parts, map_parts
+from cvstats.cube.threads import leading_blocks, leading_parts, map_parts
 from cvstats.errors import CubeError
 
 __all__ = [
@@ -175,7 +175,7 @@ def _where(cube: xr.DataArray, mask: np.ndarray, dims: Sequence[Hashable]) -> st
     idx = np.argwhere(mask)[0]
     parts = []
     for dim, i in zip(dims, idx, strict=True):
-        label = plain_value(cube[dim].values[i]) if dim in cube.coords else int(i)
+        label = plain_value(cube.coords.variables[dim].values[i]) if dim in cube.coords else int(i)
         parts.append(f"{dim} {label!r}" if isinstance(label, str) else f"{dim} {label}")
     return ", ".join(parts)
 
@@ -298,25 +298,26 @@ def check_labels(cube: xr.DataArray, core: tuple[str, ...]) -> None:
     Every core dim has a coordinate of unique labels; ``split`` labels are ints
     and the last dim (``model`` or ``contrast``) holds names (str).
     """
+    var = cube.coords.variables
     for dim in core:
         if dim not in cube.coords:
             raise CubeError(
                 f"the `{dim}` dim has no coordinate; add labels with "
                 f"cube.assign_coords({dim}=...)."
             )
-        labels = pd.Index(cube[dim].values)
+        labels = pd.Index(var[dim].values)
         if labels.has_duplicates:
             dup = plain_value(labels[labels.duplicated()][0])
             raise CubeError(
                 f"the `{dim}` coordinate has duplicated label {dup!r}; labels must be unique."
             )
-    if not np.issubdtype(cube[SPLIT].dtype, np.integer):
+    if not np.issubdtype(var[SPLIT].dtype, np.integer):
         raise CubeError(
-            f"the `split` coordinate must hold ints, got dtype {cube[SPLIT].dtype}; "
+            f"the `split` coordinate must hold ints, got dtype {var[SPLIT].dtype}; "
             "relabel with cube.assign_coords(split=np.arange(cube.sizes['split']))."
         )
     unit = core[-1]
-    if not all(isinstance(m, str) for m in cube[unit].values.tolist()):
+    if not all(isinstance(m, str) for m in var[unit].values.tolist()):
         raise CubeError(
             f"the `{unit}` coordinate must hold {unit} names (str); relabel with "
             f"cube.assign_coords({unit}=[str(m) for m in cube.{unit}.values])."
@@ -325,6 +326,7 @@ def check_labels(cube: xr.DataArray, core: tuple[str, ...]) -> None:
 
 def check_split_coords(cube: xr.DataArray) -> None:
     """Check the split coordinates and their per-block rules (shared by both forms)."""
+    var = cube.coords.variables
     missing = [c for c in SPLIT_COORDS if c not in cube.coords]
     if missing:
         raise CubeError(
@@ -332,22 +334,22 @@ def check_split_coords(cube: xr.DataArray) -> None:
             f"{list(SPLIT_COORDS)} on the `split` dim (-1 where not applicable). {FIX_BUILD}"
         )
     for c in SPLIT_COORDS:
-        if cube[c].dims != (SPLIT,):
+        if var[c].dims != (SPLIT,):
             raise CubeError(
-                f"coordinate `{c}` must lie on the `split` dim alone, got dims {cube[c].dims}."
+                f"coordinate `{c}` must lie on the `split` dim alone, got dims {var[c].dims}."
             )
     for c in INT_SPLIT_COORDS:
-        if not np.issubdtype(cube[c].dtype, np.integer):
-            raise CubeError(f"coordinate `{c}` must hold ints, got dtype {cube[c].dtype}.")
-    block = np.asarray(cube["block"].values.tolist(), dtype=object)
+        if not np.issubdtype(var[c].dtype, np.integer):
+            raise CubeError(f"coordinate `{c}` must hold ints, got dtype {var[c].dtype}.")
+    block = np.asarray(var["block"].values.tolist(), dtype=object)
     bad = ~np.isin(block, BLOCKS)
     if bad.any():
         i = int(np.argmax(bad))
         raise CubeError(
-            f"split {cube[SPLIT].values[i]} has block {block[i]!r}; blocks are {list(BLOCKS)}."
+            f"split {var[SPLIT].values[i]} has block {block[i]!r}; blocks are {list(BLOCKS)}."
         )
-    c = {name: cube[name].values for name in INT_SPLIT_COORDS}
-    splits = cube[SPLIT].values.tolist()
+    c = {name: var[name].values for name in INT_SPLIT_COORDS}
+    splits = var[SPLIT].values.tolist()
 
     def fail(mask: np.ndarray, what: str) -> None:
         if mask.any():
@@ -595,8 +597,11 @@ def _check_values(cube: xr.DataArray) -> Facts:
     unit = unit_dim(cube)
     # the split coordinates are small: hold them in memory (cube.chunk() chunks them too,
     # and groupby needs concrete labels)
-    cube = cube.assign_coords({c: (SPLIT, np.asarray(cube[c].values)) for c in SPLIT_COORDS})
-    splits = cube[SPLIT].values.tolist()
+    if any(cube.coords.variables[c].chunks is not None for c in SPLIT_COORDS):
+        cube = cube.assign_coords(
+            {c: (SPLIT, np.asarray(cube.coords.variables[c].values)) for c in SPLIT_COORDS}
+        )
+    splits = cube.coords.variables[SPLIT].values.tolist()
     in_train = cube.coords.get(IN_TRAIN)
     counted, means, largest = _fast_counts(cube)
     ds = None if counted is not None else _value_stats(cube, unit)
@@ -612,11 +617,12 @@ def _check_values(cube: xr.DataArray) -> Facts:
         if ds is not None:
             _check_overlap(cube, ds)
         count = in_train.sum(EXAMPLE).transpose(..., SPLIT).values.reshape(-1, len(splits))
-        mismatch = (count != cube["n_train"].values).any(axis=0)
+        n_train = cube.coords.variables["n_train"].values
+        mismatch = (count != n_train).any(axis=0)
         if mismatch.any():
             i = int(np.argmax(mismatch))
             raise CubeError(
-                f"split {splits[i]} has n_train = {cube['n_train'].values[i]} but `{IN_TRAIN}` "
+                f"split {splits[i]} has n_train = {n_train[i]} but `{IN_TRAIN}` "
                 f"marks {count[:, i].min()} training examples; make them agree."
             )
     stated = stated_test_sizes(cube)
@@ -633,16 +639,23 @@ def _check_values(cube: xr.DataArray) -> Facts:
                 "and cvstats.from_frame set it from the test sets)."
             )
     n = int(cube.attrs["n"])
-    total = n_test + cube["n_train"].values
+    total = n_test + cube.coords.variables["n_train"].values
     if (total > n).any():
         i = int(np.argmax((total > n).any(axis=0)))
         raise CubeError(
             f"split {splits[i]} has n_train + n_test = {total[:, i].max()} > n = {n}; fix "
             "`n_train` or the attr `n`."
         )
-    block = cube["block"].values
+    block = cube.coords.variables["block"].values
     check_block_sizes(
-        block, cube["fold"].values, n_test, cube["n_train"].values, splits, n, stated, "cube"
+        block,
+        cube.coords.variables["fold"].values,
+        n_test,
+        cube.coords.variables["n_train"].values,
+        splits,
+        n,
+        stated,
+        "cube",
     )
     if ds is not None:
         _check_covers(cube, ds)
@@ -662,7 +675,7 @@ def _fast_counts(
     (None in memory, where they would cost a pass of their own).
     """
     nothing = None, None, None
-    block = cube["block"].values
+    block = cube.coords.variables["block"].values
     if (block == "nested").any():
         return nothing
     values = cube.data
@@ -681,7 +694,10 @@ def _fast_counts(
         order = [d for d in cube.dims[:-1] if d in in_train.dims]
         lacking = [i for i, d in enumerate(cube.dims[:-1]) if d not in in_train.dims]
         train = np.expand_dims(np.asarray(in_train.transpose(*order).values), lacking)
-    coords = {c: np.asarray(cube[c].values) for c in ("block", "half", "side", "fold", "repeat")}
+    coords = {
+        c: np.asarray(cube.coords.variables[c].values)
+        for c in ("block", "half", "side", "fold", "repeat")
+    }
     if chunks is None:  # cut along the first extra dim, in threads (cvstats.cube.threads)
         parts = leading_parts(values) if extra else [slice(None)]
 
@@ -710,7 +726,7 @@ def _fast_counts(
         means[_slices(idx, chunks)] = m
     largest = max(float(big) for _, _, _, big in done)
     # the split means as cvstats.inference.blocks.split_means returns them
-    template = cube.drop_vars([c for c in cube.coords if EXAMPLE in cube[c].dims])
+    template = cube.drop_vars([c for c in cube.coords if EXAMPLE in cube.coords.variables[c].dims])
     template = template.isel({EXAMPLE: 0}, drop=True)
     return xr.DataArray(counts, dims=cube.dims[:-2]), template.copy(data=means), largest
 
@@ -742,14 +758,7 @@ def _value_summary(
     with ``means``, the split means ``(*extra, split, unit)`` and the largest
     absolute loss too (None otherwise).
     """
-    mask = ~np.isnan(values[..., 0])
-    if means:  # the extremes tell an infinity and bound the contrasts, in two reads
-        hi, lo = float(bn.nanmax(values)), float(bn.nanmin(values))
-        failed = bool(np.isinf(hi) or np.isinf(lo))
-    else:
-        failed = bool(np.isinf(values).any())
-    for k in range(1, values.shape[-1]):
-        failed = failed or bool((np.isnan(values[..., k]) == mask).any())
+    mask, counts, failed, split_means, largest = _tested(values, means)
     if not failed and train is not None:
         lacking = tuple(i for i, n in enumerate(train.shape) if n == 1 and mask.shape[i] > 1)
         reduced = mask.any(axis=lacking, keepdims=True) if lacking else mask
@@ -764,10 +773,49 @@ def _value_summary(
             side0 = mask[..., sel & (half == m) & (side == 0), :].any(-2)
             side1 = mask[..., sel & (half == m) & (side == 1), :].any(-2)
             failed = failed or bool((side0 & side1).any())
-    counts = np.count_nonzero(mask, axis=-1)
     if not means or failed:
         return counts, failed, None, None
-    return counts, failed, bn.nanmean(values, axis=-2), max(abs(hi), abs(lo))
+    return counts, failed, split_means, largest
+
+
+def _tested(
+    values: np.ndarray, means: bool
+) -> tuple[np.ndarray, np.ndarray, bool, np.ndarray | None, float | None]:
+    """Check every value, block by block: return the test mask, its counts, a failure.
+
+    Reads ``values`` ``(*extra, split, example, unit)`` in blocks of whole
+    splits (:func:`cvstats.cube.threads.leading_blocks`), each checked while it
+    is in the processor's cache: the test mask (the first model's losses not
+    NaN) and its count per split, an infinite loss or another model's NaN
+    pattern (failed); with ``means``, the split means ``(*extra, split, unit)``
+    and the largest absolute loss too (None otherwise). The numbers are those
+    of the whole array: every reduction is along ``example`` or ``unit``,
+    within a block.
+    """
+    mask = np.empty(values.shape[:-1], dtype=bool)
+    counts = np.empty(values.shape[:-2], dtype=np.intp)
+    dtype = values.dtype if np.issubdtype(values.dtype, np.floating) else np.float64
+    split_means = np.empty(values.shape[:-2] + values.shape[-1:], dtype) if means else None
+    failed, largest = False, 0.0
+    for at in leading_blocks(values.shape):
+        block, tested = values[at], mask[at]
+        np.isnan(block[..., 0], out=tested)
+        for k in range(1, values.shape[-1]):
+            failed = failed or bool((np.isnan(block[..., k]) != tested).any())
+        np.logical_not(tested, out=tested)
+        counts[at] = np.count_nonzero(tested, axis=-1)
+        if split_means is None:
+            failed = failed or bool(np.isinf(block).any())
+        elif not failed:  # the extremes tell an infinity and bound the contrasts
+            # fmax/fmin skip NaN as bottleneck's nanmax/nanmin do, in a vectorized loop
+            hi = float(np.fmax.reduce(block, axis=None))
+            lo = float(np.fmin.reduce(block, axis=None))
+            failed = bool(np.isinf(hi) or np.isinf(lo))
+            largest = max(largest, abs(hi), abs(lo))
+            split_means[at] = bn.nanmean(block, axis=-2)
+        if failed:
+            break
+    return mask, counts, failed, split_means, largest
 
 
 def _value_stats(cube: xr.DataArray, unit: str) -> xr.Dataset:
@@ -794,8 +842,8 @@ def _value_stats(cube: xr.DataArray, unit: str) -> xr.Dataset:
     in_train = cube.coords.get(IN_TRAIN)
     if in_train is not None:
         stats["overlap"] = (in_train & tested).sum(EXAMPLE)
-    block = cube["block"].values
-    main_kfold = (block == "main") & (cube["fold"].values >= 0)
+    block = cube.coords.variables["block"].values
+    main_kfold = (block == "main") & (cube.coords.variables["fold"].values >= 0)
     if main_kfold.any():
         sub = tested.isel({SPLIT: main_kfold})
         stats["fold_cover"] = sub.groupby("repeat").sum(SPLIT)
@@ -883,12 +931,18 @@ def check_nested(cube: xr.DataArray, mt: np.ndarray, nt: np.ndarray) -> None:
     main splits and of the nested splits (shared with the compact form, which
     builds them from its ``example_index``).
     """
-    block = cube["block"].values
-    main = (block == "main") & (cube["fold"].values >= 0)
+    block = cube.coords.variables["block"].values
+    main = (block == "main") & (cube.coords.variables["fold"].values >= 0)
     nested = block == "nested"
-    m_rep, m_fold = cube["repeat"].values[main], cube["fold"].values[main]
-    n_rep, n_fold = cube["repeat"].values[nested], cube["fold"].values[nested]
-    labels_s = cube[SPLIT].values[nested]
+    m_rep, m_fold = (
+        cube.coords.variables["repeat"].values[main],
+        cube.coords.variables["fold"].values[main],
+    )
+    n_rep, n_fold = (
+        cube.coords.variables["repeat"].values[nested],
+        cube.coords.variables["fold"].values[nested],
+    )
+    labels_s = cube.coords.variables[SPLIT].values[nested]
     seen: set[tuple[int, int, int]] = set()
     for s, (r, a) in enumerate(zip(n_rep, n_fold, strict=True)):
         folds = mt[..., m_rep == r, :]  # (*extra, K, example)

@@ -88,6 +88,7 @@ from dataclasses import replace
 from itertools import combinations
 from typing import Any
 
+import bottleneck as bn
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -101,9 +102,10 @@ from formulaic.transforms.contrasts import C as _formulaic_C
 from formulaic.transforms.contrasts import ContrastsRegistry
 from formulaic.utils.code import sanitize_variable_names
 
+from cvstats.cube.apply import labelled
 from cvstats.cube.known import Facts, remember
-from cvstats.cube.schema import CONTRAST, MODEL
-from cvstats.cube.threads import leading_parts, map_parts
+from cvstats.cube.schema import CONTRAST, EXAMPLE, MODEL
+from cvstats.cube.threads import leading_blocks, leading_parts, map_parts
 from cvstats.cube.validation import validated
 from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, FormulaError
 
@@ -759,23 +761,28 @@ def _apply(cube: xr.DataArray, weights: xr.DataArray, formula: str, facts: Facts
         for (p, m), row in zip(signed, W, strict=True)
     )
     overflow = None  # unknown: the contrast is searched for infinities below
+    means = None  # the contrasts' split means ``(*extra, split, contrast)``, if computed
     if isinstance(cube.data, np.ndarray) and simple and cube.dims[-1] == MODEL:
         values = cube.data
         diff = np.empty((*values.shape[:-1], len(W)), dtype=values.dtype)
+        # a dense cube's split means over `example` (the axis before `model`), block by block
+        dense = cube.ndim >= 3 and cube.dims[-2] == EXAMPLE
+        split = np.empty((*values.shape[:-2], len(W)), dtype=values.dtype) if dense else None
         # the losses are finite: a difference is infinite only on overflow, which sets the
         # processor's overflow flag (an overflow: not remembered, validation names it)
         parts = leading_parts(values)  # in threads for a large cube (cvstats.cube.threads)
-        overflow = any(map_parts(lambda part: _subtract(values[part], diff[part], signed), parts))
+        overflow = any(map_parts(lambda p: _subtract(values[p], diff[p], signed, split, p), parts))
         template = cube.isel({MODEL: 0}, drop=True)
-        out = xr.DataArray(
-            diff,
-            dims=(*dims, CONTRAST),
-            coords={
-                **template.coords,
-                CONTRAST: weights[CONTRAST].values,
-                "weights": (CONTRAST, weights["weights"].values),
-            },
-        )
+        labels = weights.coords.variables
+        coords = {
+            **_own_coords(template),
+            CONTRAST: labels[CONTRAST],
+            "weights": _own(labels["weights"]),
+        }
+        indexes = {**template.xindexes, CONTRAST: weights.xindexes[CONTRAST]}
+        diff.setflags(write=False)
+        out = labelled(diff, (*dims, CONTRAST), coords, indexes, cube.name, cube.attrs)
+        means = split
     else:
         # einsum propagates NaN (0 * NaN is NaN), and the NaN pattern is the same for every
         # model, so the contrast is NaN exactly off the test sets.
@@ -784,9 +791,14 @@ def _apply(cube: xr.DataArray, weights: xr.DataArray, formula: str, facts: Facts
     out.name = cube.name
     out.attrs = {**cube.attrs, "formula": formula}
     if isinstance(out.data, np.ndarray):
-        out = _read_only(out)
-        if overflow is False or (overflow is None and not np.isinf(out.data).any()):
-            remember(out, facts)
+        if out.data.flags.writeable:  # made by xr.dot
+            out = _read_only(out)
+        if overflow is False and means is not None:
+            # the split means as the reduction of the contrast cube over `example` returns them
+            known = out.reduce(lambda _, axis: means, dim=EXAMPLE)
+            remember(out, replace(facts, finite=True, means=known, largest=None))
+        elif overflow is False or (overflow is None and not np.isinf(out.data).any()):
+            remember(out, replace(facts, finite=True, means=None, largest=None))
     elif facts.means is not None and facts.largest is not None:
         # lazy, the models' split means known: the contrasts' means are the weighted sums
         # of them (a split mean is linear), and no difference can overflow when the
@@ -802,21 +814,56 @@ def _apply(cube: xr.DataArray, weights: xr.DataArray, formula: str, facts: Facts
     return out
 
 
-def _subtract(values: np.ndarray, out: np.ndarray, signed: list[tuple[Any, Any]]) -> bool:
-    """Write each contrast ``values[..., p] - values[..., m]`` to ``out``; True on overflow."""
+def _subtract(
+    values: np.ndarray,
+    out: np.ndarray,
+    signed: list[tuple[Any, Any]],
+    means: np.ndarray | None = None,
+    part: slice = slice(None),
+) -> bool:
+    """Write each contrast ``values[..., p] - values[..., m]`` to ``out``; True on overflow.
+
+    Block by block (:func:`cvstats.cube.threads.leading_blocks`): with ``means``
+    (the split means of the whole contrast cube, ``(*extra, split, contrast)``),
+    also each block's ``bottleneck.nanmean`` over ``example`` into
+    ``means[part]``, read while the block is in the processor's cache; bottleneck
+    reduces row by row, so the means are those of the whole array.
+    """
     overflow = False
-    for c, (p, m) in enumerate(signed):
-        if not m.size:
-            out[..., c] = values[..., p[0]]
-            continue
-        try:
-            with np.errstate(over="raise"):  # per thread: numpy's error state is not shared
-                np.subtract(values[..., p[0]], values[..., m[0]], out=out[..., c])
-        except FloatingPointError:
-            overflow = True
-            with np.errstate(over="ignore"):
-                np.subtract(values[..., p[0]], values[..., m[0]], out=out[..., c])
+    keep = 2 if means is not None else 1  # whole splits (and examples) for the means
+    for at in leading_blocks(values.shape, keep=keep):
+        block, into = values[at], out[at]
+        for c, (p, m) in enumerate(signed):
+            if not m.size:
+                into[..., c] = block[..., p[0]]
+                continue
+            try:
+                with np.errstate(over="raise"):  # per thread: numpy's error state is not shared
+                    np.subtract(block[..., p[0]], block[..., m[0]], out=into[..., c])
+            except FloatingPointError:
+                overflow = True
+                with np.errstate(over="ignore"):
+                    np.subtract(block[..., p[0]], block[..., m[0]], out=into[..., c])
+        if means is not None:
+            with warnings.catch_warnings():  # an overflow's inf - inf: a NaN mean, not trusted
+                warnings.simplefilter("ignore", RuntimeWarning)
+                means[part][at] = bn.nanmean(into, axis=-2)
     return overflow
+
+
+def _own(var: xr.Variable) -> xr.Variable:
+    """Return a read-only copy of a coordinate (shared with the user's cube: not ours)."""
+    values = np.array(var.values, copy=True)
+    values.setflags(write=False)
+    return xr.Variable(var.dims, values, var.attrs)
+
+
+def _own_coords(cube: xr.DataArray) -> dict[Hashable, xr.Variable]:
+    """Return the coordinates of ``cube``, all but the index ones as read-only copies."""
+    return {
+        name: var if isinstance(var, xr.IndexVariable) else _own(var)
+        for name, var in cube.coords.variables.items()
+    }
 
 
 def _read_only(cube: xr.DataArray) -> xr.DataArray:

@@ -17,18 +17,30 @@ may run on (``os.sched_getaffinity``), as dask's threaded scheduler does.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["MAX_THREADS", "MIN_VALUES", "leading_parts", "map_parts", "workers"]
+__all__ = [
+    "BLOCK_VALUES",
+    "MAX_THREADS",
+    "MIN_VALUES",
+    "leading_blocks",
+    "leading_parts",
+    "map_parts",
+    "workers",
+]
 
 #: Arrays below this many values are reduced in one piece (a thread costs more).
 MIN_VALUES = 1 << 22
 #: The most threads one reduction uses.
 MAX_THREADS = 4
+#: About this many values per block of a blocked pass (1 MiB of float64): a block stays in
+#: the processor's cache while every operation of the pass reads it.
+BLOCK_VALUES = 1 << 17
 
 T = TypeVar("T")
 
@@ -57,9 +69,70 @@ def leading_parts(array: Any) -> list[slice]:
     return [slice(int(a), int(b)) for a, b in zip(ends[:-1], ends[1:], strict=True)]
 
 
+#: The threads of the passes, started on first use and kept (starting threads on every
+#: call costs about a millisecond); dropped in a forked child, which does not inherit them.
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    """Return the process's pool of :data:`MAX_THREADS` threads, started on first use."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(MAX_THREADS, thread_name_prefix="cvstats")
+        return _POOL
+
+
+def _forget_pool() -> None:
+    """Drop the pool in a forked child: its threads were not copied (a new one starts)."""
+    global _POOL, _POOL_LOCK
+    _POOL, _POOL_LOCK = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
 def map_parts(fn: Callable[[slice], T], parts: list[slice]) -> list[T]:
-    """Return ``[fn(part) for part in parts]``, computed in threads when there are several."""
+    """Return ``[fn(part) for part in parts]``, computed in threads when there are several.
+
+    The parts run on the process's pool (at most :data:`MAX_THREADS` at once);
+    the first part runs in the calling thread, which would otherwise wait.
+    """
     if len(parts) == 1:
         return [fn(parts[0])]
-    with ThreadPoolExecutor(len(parts), thread_name_prefix="cvstats") as pool:
-        return list(pool.map(fn, parts))
+    rest = [_pool().submit(fn, part) for part in parts[1:]]
+    try:
+        first = fn(parts[0])
+    finally:
+        done = [future.result() for future in rest]
+    return [first, *done]
+
+
+def leading_blocks(
+    shape: tuple[int, ...], keep: int = 2, size: int | None = None
+) -> list[tuple[slice, ...]]:
+    """Return index tuples that cut an array of ``shape`` into blocks of about ``size`` values.
+
+    A pass that makes several numpy operations over a large array (validation's
+    checks, a contrast and its split means) runs them block by block, so that
+    every operation after the first reads the block from the processor's cache
+    rather than from memory. The last ``keep`` axes are never cut (for a cube,
+    ``example`` and the unit dim: a block holds whole splits); the leading axes
+    are cut in order, the first one first, a block holding at least one element
+    of each. The blocks cover the array once, in C order. Every element of an
+    index tuple is a slice, so a block keeps the array's number of axes.
+    ``size`` defaults to :data:`BLOCK_VALUES`.
+    """
+    size = BLOCK_VALUES if size is None else size
+    lead = len(shape) - keep
+    if lead <= 0 or shape[0] == 0:
+        return [()]
+    inner = int(np.prod(shape[1:]))
+    if inner <= size or lead == 1:
+        step = max(1, size // max(1, inner))
+        step = -(-shape[0] // -(-shape[0] // step))  # blocks of even sizes
+        return [(slice(a, min(a + step, shape[0])),) for a in range(0, shape[0], step)]
+    rest = leading_blocks(shape[1:], keep, size)
+    return [(slice(i, i + 1), *r) for i in range(shape[0]) for r in rest]

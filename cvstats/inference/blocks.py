@@ -31,6 +31,7 @@ import numpy as np
 import xarray as xr
 
 from cvstats.cube import in_test
+from cvstats.cube.apply import labelled
 from cvstats.cube.compact import EXAMPLE_INDEX, SLOT
 from cvstats.cube.known import lazy, recall, scoped_cache
 from cvstats.cube.schema import EXAMPLE, N_TEST, SPLIT
@@ -98,6 +99,10 @@ def split_means(
     key = None if blocks is None else tuple(blocks)
     if cache is not None and key in cache:
         return cache[key]
+    if cache is None and not is_score(cube):  # a contrast cube's means, computed with it
+        known = _known_means(cube)
+        if known is not None:
+            return known if key is None else known.isel({SPLIT: _positions(cube, blocks, method)})
     if cache is not None and None in cache and not is_score(cube):
         cache[key] = cache[None].isel({SPLIT: _positions(cube, blocks, method)})
         return cache[key]
@@ -105,6 +110,23 @@ def split_means(
     if cache is not None:
         cache[key] = means
     return means
+
+
+def _known_means(cube: xr.DataArray) -> xr.DataArray | None:
+    """Return the split means remembered with an in-memory cube known finite, or None.
+
+    An in-memory contrast cube of :func:`cvstats.pairwise` or
+    :func:`cvstats.contrasts` has its split means computed while its
+    differences were (:class:`cvstats.cube.known.Facts`). A lazy cube's
+    methods stay lazy (outside ``compare``, which takes validation's means by
+    :func:`share_split_means`).
+    """
+    if lazy(cube.data):
+        return None
+    facts = recall(cube)
+    if facts is None or not facts.finite or facts.means is None or lazy(facts.means.data):
+        return None
+    return facts.means
 
 
 def share_split_means(cube: xr.DataArray) -> xr.DataArray:
@@ -212,14 +234,16 @@ def _take(means: xr.DataArray, index: np.ndarray, dims: tuple[str, ...]) -> xr.D
             [c for c in picked.coords if SPLIT in picked[c].dims or c == SPLIT]
         )
     axis = means.get_axis_num(SPLIT)
-    return xr.DataArray(
+    coords = {
+        k: v for k, v in means.coords.variables.items() if k != SPLIT and SPLIT not in v.dims
+    }
+    return labelled(
         np.take(means.data, index, axis=axis),
-        dims=(*means.dims[:axis], *dims, *means.dims[axis + 1 :]),
-        coords={
-            k: v for k, v in means.coords.variables.items() if k != SPLIT and SPLIT not in v.dims
-        },
-        name=means.name,
-        attrs=means.attrs,
+        (*means.dims[:axis], *dims, *means.dims[axis + 1 :]),
+        coords,
+        {k: i for k, i in means.xindexes.items() if k in coords},
+        means.name,
+        means.attrs,
     )
 
 

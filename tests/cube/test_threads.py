@@ -13,8 +13,9 @@ import xarray as xr
 import cvstats
 from cvstats import CubeError, designs
 from cvstats.cube import threads
-from cvstats.cube.dense import _fast_counts
-from cvstats.inference.blocks import _means
+from cvstats.cube.dense import _fast_counts, _value_summary
+from cvstats.cube.known import recall
+from cvstats.inference.blocks import _means, split_means
 
 
 def cube(datasets: int = 5, models: int = 2) -> xr.DataArray:
@@ -105,3 +106,102 @@ def test_an_overflow_in_the_last_part_is_not_trusted(cut):
     assert recall(contrast) is None  # not remembered valid: validation names the infinity
     with pytest.raises(CubeError, match="infinite loss"):
         cvstats.corrected_resampled_t(contrast)
+
+
+# ---------------------------------------------------------------------------
+# blocked passes: several operations per block, while it is in the cache
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tiny_blocks(monkeypatch):
+    """Blocks of 100 values: a small cube is read in many blocks (and in 3 threads)."""
+    monkeypatch.setattr(threads, "BLOCK_VALUES", 100)
+    monkeypatch.setattr(threads, "MIN_VALUES", 1)
+    monkeypatch.setattr(threads, "workers", lambda: 3)
+
+
+@pytest.mark.parametrize(
+    "shape, keep", [((7, 5, 3, 2), 2), ((3, 40, 30, 2), 2), ((60, 3, 2), 2), ((9, 50), 1)]
+)
+def test_blocks_cover_the_array_once_in_order(shape, keep, monkeypatch):
+    monkeypatch.setattr(threads, "BLOCK_VALUES", 100)
+    marks = np.zeros(shape, dtype=int)
+    order = []
+    for at in threads.leading_blocks(shape, keep=keep):
+        assert len(at) <= len(shape) - keep and all(isinstance(s, slice) for s in at)
+        block = marks[at]
+        assert block.shape[len(shape) - keep :] == shape[len(shape) - keep :]  # kept whole
+        block += 1
+        order.append(np.ravel_multi_index([s.start for s in at], shape[: len(at)]))
+    assert (marks == 1).all()
+    assert order == sorted(order)
+    assert threads.leading_blocks((), keep=0) == [()]
+    assert threads.leading_blocks((0, 3, 2)) == [()]
+
+
+def test_a_block_holds_whole_rows_of_about_the_block_size():
+    sizes = [b[0].stop - b[0].start for b in threads.leading_blocks((10, 4, 5), size=45)]
+    assert sizes == [2, 2, 2, 2, 2]  # 20 values a row: two rows a block, even blocks
+    nested = threads.leading_blocks((2, 30, 4, 5), size=45)  # a row of 600 values: cut
+    assert nested[0] == (slice(0, 1), slice(0, 2)) and len(nested) == 2 * 15
+
+
+def test_validation_counts_and_lazy_means_are_identical_in_blocks(tiny_blocks, monkeypatch):
+    c = cube()
+    coords = {k: c[k].values for k in ("block", "half", "side", "fold", "repeat")}
+    blocked = _value_summary(c.values, None, **coords, means=True)
+    monkeypatch.setattr(threads, "BLOCK_VALUES", 1 << 30)
+    whole = _value_summary(c.values, None, **coords, means=True)
+    np.testing.assert_array_equal(blocked[0], whole[0])
+    assert blocked[1] is whole[1] is False
+    np.testing.assert_array_equal(blocked[2], whole[2])  # bit for bit
+    assert blocked[3] == whole[3] == float(np.nanmax(np.abs(c.values)))
+
+
+@pytest.mark.parametrize("model", [0, 1])
+def test_a_problem_in_the_last_block_is_found(tiny_blocks, model):
+    c = cube().copy(deep=True)
+    last = c.sizes["split"] - 1
+    i = int(np.flatnonzero(c.isel(dataset=4, split=last, model=0).notnull())[-1])
+    c[4, last, i, model] = np.inf
+    with pytest.raises(
+        CubeError, match=rf"infinite loss\(es\) \(first at dataset 4, split {last}"
+    ):
+        cvstats.validate(c)
+    c[4, last, i, model] = np.nan
+    with pytest.raises(CubeError, match="NaN pattern differs"):
+        cvstats.validate(c)
+
+
+@pytest.mark.parametrize("models", [2, 3])
+def test_a_contrast_and_its_split_means_are_identical_in_blocks(tiny_blocks, models):
+    c = cube(models=models)
+    contrast = cvstats.pairwise(c)
+    facts = recall(contrast)
+    assert facts is not None and facts.finite and facts.means is not None
+    want = _means(writable(contrast))  # the reduction of the contrast cube itself
+    xr.testing.assert_identical(facts.means, want)
+    np.testing.assert_array_equal(facts.means.values, want.values)  # bit for bit
+    pairs = [(a, b) for a in range(models) for b in range(a + 1, models)]
+    want_values = np.stack([c.values[..., a] - c.values[..., b] for a, b in pairs], axis=-1)
+    np.testing.assert_array_equal(contrast.values, want_values)
+    assert split_means(contrast) is facts.means  # a method alone reads no losses again
+    sub = split_means(contrast, ["half"], "t")
+    xr.testing.assert_identical(sub, _means(writable(contrast).isel(split=sub.split.values)))
+
+
+def test_an_overflow_in_the_last_block_is_not_trusted(tiny_blocks):
+    c = cube().copy(deep=True)
+    last = c.sizes["split"] - 1
+    tested = np.flatnonzero(c.isel(dataset=4, split=last, model=0).notnull())[-1]
+    c[4, last, tested] = [1e308, -1e308]
+    contrast = cvstats.pairwise(c)
+    assert recall(contrast) is None
+    with pytest.raises(CubeError, match="infinite loss"):
+        cvstats.corrected_resampled_t(contrast)
+
+
+def writable(cube: xr.DataArray) -> xr.DataArray:
+    """A copy the user could change: validated on every call, nothing remembered."""
+    return cube.copy(data=cube.values.copy())

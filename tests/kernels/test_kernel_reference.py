@@ -127,3 +127,18 @@ def test_df_validated():
         pvalue(1.0, 0)
     with pytest.raises(ValueError, match="`dfd` must be > 0"):
         pvalue_f(1.0, 10, -5)
+
+
+def test_survival_and_quantiles_equal_scipy_stats_exactly():
+    """The special functions are the ones scipy.stats' t and norm call: equal to the bit."""
+    from cvstats.kernels.reference import _isf, survival
+
+    x = np.array([-np.inf, -40.0, -3.2, -1e-9, 0.0, 0.7, 2.5, 9.0, 1e3, np.inf, np.nan])
+    for df in [0.5, 1.0, 2.0, 3.7, 29.0, 1e6, np.inf, np.nan]:
+        d = np.full_like(x, df)
+        want = stats.norm.sf(x) if np.isinf(df) else stats.t.sf(x, d)
+        np.testing.assert_array_equal(survival(x, d), want)
+        for q in [1e-12, 0.005, 0.025, 0.05, 0.5, 0.9]:
+            got = _isf(q, np.asarray(df))
+            want_q = stats.norm.isf(q) if np.isinf(df) else stats.t.isf(q, df)
+            np.testing.assert_array_equal(got, want_q)
