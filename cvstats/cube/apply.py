@@ -166,8 +166,13 @@ def _keeps_attrs_by_default() -> bool:
         return bool(xr.apply_ufunc(lambda x: x, probe).attrs)
 
 
+@functools.cache
 def _fastpath_works() -> bool:
-    """Whether this xarray builds a DataArray from a Variable, coordinates and indexes."""
+    """Whether this xarray builds a DataArray from a Variable, coordinates and indexes.
+
+    Asked on the first call, not on import (a first Variable makes xarray look
+    for the array libraries it knows, dask among them).
+    """
     try:
         var = xr.Variable(("x",), np.zeros(1))
         built = xr.DataArray(var, coords={}, indexes={}, name=None, fastpath=True)
@@ -179,7 +184,6 @@ def _fastpath_works() -> bool:
 #: Coordinates and indexes up to this many values are compared by value when two inputs
 #: hold them as different objects (larger ones go to xarray).
 _COMPARED = 4096
-_FASTPATH = _fastpath_works()
 
 
 def _in_memory(
@@ -206,7 +210,7 @@ def _in_memory(
     dims, the coordinates on no dropped core dim, the first input's name and a
     copy of its attrs.
     """
-    if not _FASTPATH:
+    if not _fastpath_works():
         return None
     keep = xr.get_options()["keep_attrs"] if keep_attrs is None else keep_attrs
     if keep == "default":
@@ -334,7 +338,7 @@ def labelled(
     without re-creating the indexes from the coordinates' values (the
     public constructor's cost on the small arrays of the methods).
     """
-    if not _FASTPATH:
+    if not _fastpath_works():
         return xr.DataArray(values, dims=tuple(dims), coords=dict(coords), name=name, attrs=attrs)
     var = xr.Variable(tuple(dims), values, dict(attrs))
     return xr.DataArray(var, coords=dict(coords), indexes=dict(indexes), name=name, fastpath=True)

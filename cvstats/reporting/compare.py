@@ -57,12 +57,14 @@ def _comparison_frame(res: Any) -> pd.DataFrame:
     """
     frame = res.to_frame()
     dims = [c for c in frame.columns if c not in res.frame_columns]
-    frame = frame.rename(columns={v: k for k, v in res.comparison_columns.items()})
+    if res.comparison_columns:
+        frame = frame.rename(columns={v: k for k, v in res.comparison_columns.items()})
     for col in FRAME_COLUMNS:
         if col not in frame.columns:
             value = getattr(res, col, None)
             frame[col] = value if isinstance(value, str | int | float) else np.nan
-    return frame[[*dims, *FRAME_COLUMNS]]
+    columns = [*dims, *FRAME_COLUMNS]
+    return frame if list(frame.columns) == columns else frame[columns]
 
 
 def _pairs_only(cube: xr.DataArray) -> xr.DataArray:

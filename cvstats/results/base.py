@@ -191,7 +191,7 @@ def tidy_frame(
     constants = constants or {}
     arrays = list(values.values())
     same = all(a.dims == arrays[0].dims and a.shape == arrays[0].shape for a in arrays)
-    fast = _product_frame(values, constants) if same else None
+    fast = _product_frame(values, constants, columns) if same else None
     if fast is not None:
         frame, dims = fast, [str(d) for d in arrays[0].dims]
     else:
@@ -224,14 +224,15 @@ def _ordered(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 
 
 def _product_frame(
-    values: dict[str, xr.DataArray], constants: dict[str, Any]
+    values: dict[str, xr.DataArray], constants: dict[str, Any], columns: list[str] | None = None
 ) -> pd.DataFrame | None:
     """Build the frame of :func:`tidy_frame` from numpy directly (None where that does not apply).
 
     For arrays in memory with the same dims, shape and dim indexes (every
     result's fields): the dim columns are the product of the indexes (C order,
     as ``Dataset.to_dataframe`` lays them out, each index's dtype kept) and each
-    value column the flattened array, in one DataFrame construction. Equal to the
+    value column the flattened array, in one DataFrame construction (with
+    ``columns``: the dims then those columns, in that order). Equal to the
     general path (tested).
     """
     arrays = list(values.values())
@@ -243,14 +244,18 @@ def _product_frame(
         if not all(a.get_index(d).equals(i) for d, i in zip(first.dims, indexes, strict=True)):
             return None
     shape = first.shape
-    columns: dict[str, Any] = {}
+    data: dict[str, Any] = {}
     for i, index in enumerate(indexes):
         inner, outer = int(np.prod(shape[i + 1 :])), int(np.prod(shape[:i]))
         positions = np.tile(np.repeat(np.arange(len(index)), inner), outer)
-        columns[str(first.dims[i])] = index.take(positions).array
+        data[str(first.dims[i])] = index.take(positions).array
+    dims = list(data)
     for name, a in values.items():
-        columns[name] = a.data.reshape(-1)
-    return pd.DataFrame({**columns, **constants})
+        data[name] = a.data.reshape(-1)
+    data.update(constants)
+    if columns is not None:
+        data = {name: data[name] for name in [*dims, *columns]}
+    return pd.DataFrame(data)
 
 
 def _fmt(value: Any, precision: int) -> str:

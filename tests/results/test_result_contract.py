@@ -570,14 +570,14 @@ def test_to_frame_fast_path_equals_the_dataset_path(results, label, monkeypatch)
     built = []
     original = base._product_frame
 
-    def spy(values, constants):
-        out = original(values, constants)
+    def spy(values, constants, columns=None):
+        out = original(values, constants, columns)
         built.append(out is not None)
         return out
 
     monkeypatch.setattr(base, "_product_frame", spy)
     fast = results[label].to_frame()
-    monkeypatch.setattr(base, "_product_frame", lambda values, constants: None)
+    monkeypatch.setattr(base, "_product_frame", lambda values, constants, columns=None: None)
     slow = results[label].to_frame()
     pd.testing.assert_frame_equal(fast, slow)
     if label in ("inference", "inference_5x2", "bayes"):  # results over dims, in memory
@@ -590,7 +590,7 @@ def test_comparison_frame_fast_path_equals_the_dataset_path(cube, monkeypatch):
 
     table = cvstats.compare(cvstats.pairwise(cube))
     fast = table.to_frame()
-    monkeypatch.setattr(base, "_product_frame", lambda values, constants: None)
+    monkeypatch.setattr(base, "_product_frame", lambda values, constants, columns=None: None)
     slow = table.to_frame()
     pd.testing.assert_frame_equal(fast, slow)
     assert {"dataset", "contrast"} <= set(fast.columns) and len(fast) > cube.sizes["dataset"]
