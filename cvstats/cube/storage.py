@@ -347,16 +347,21 @@ def _cube_variable(dataset: xr.Dataset, source: Path) -> xr.DataArray:
     return cube
 
 
+#: A boolean coordinate of more dims (``in_train``) up to this many values is read on
+#: open, like the 1-D ones: validation reads it anyway, twice if it stays on disk.
+SMALL_COORD = 1 << 22
+
+
 def _small_coords(cube: xr.DataArray) -> dict[Hashable, xr.Variable]:
-    """Read the 1-D non-index coordinates, giving strings the numpy unicode dtype.
+    """Read the 1-D coordinates and a small boolean mask, giving strings numpy's unicode dtype.
 
     Zarr returns strings as numpy's variable-width ``StringDType`` and netCDF as
     fixed-width unicode; both come back as the latter, like cubes built in memory.
     """
     small = {}
     for name, coord in cube.coords.items():
-        if coord.ndim > 1:
-            continue
+        if coord.ndim > 1 and (coord.size > SMALL_COORD or coord.dtype.kind != "b"):
+            continue  # a large mask (in_train over extra dims) stays on disk until needed
         values = np.asarray(coord.values)
         if values.dtype.kind == "T" or (
             values.dtype.kind == "O" and all(isinstance(v, str) for v in values.flat)
