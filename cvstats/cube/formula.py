@@ -844,10 +844,8 @@ def _subtract(
                 overflow = True
                 with np.errstate(over="ignore"):
                     np.subtract(block[..., p[0]], block[..., m[0]], out=into[..., c])
-        if means is not None:
-            with warnings.catch_warnings():  # an overflow's inf - inf: a NaN mean, not trusted
-                warnings.simplefilter("ignore", RuntimeWarning)
-                means[part][at] = bn.nanmean(into, axis=-2)
+        if means is not None:  # bottleneck warns of nothing (no warnings filter in a thread)
+            means[part][at] = bn.nanmean(into, axis=-2)
     return overflow
 
 
