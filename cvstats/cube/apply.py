@@ -284,9 +284,13 @@ def _same_variable(first: xr.Variable, other: xr.Variable) -> bool:
     """Whether two inputs' coordinates of one name are equal (small ones compared by value)."""
     if first is other:
         return True
-    if first.dims != other.dims or first.size > _COMPARED or first.attrs != other.attrs:
+    if first.dims != other.dims or first.size > _COMPARED:
         return False
-    return bool(first.equals(other))
+    try:  # attrs may hold arrays (netCDF's valid_range): not comparable with ==
+        same_attrs = bool(first.attrs == other.attrs)
+    except (ValueError, TypeError):
+        return False
+    return same_attrs and bool(first.equals(other))
 
 
 def _broadcast_compat(
@@ -338,7 +342,10 @@ def labelled(
     without re-creating the indexes from the coordinates' values (the
     public constructor's cost on the small arrays of the methods).
     """
-    if not _fastpath_works():
+    unindexed = any(name in dims and name not in indexes for name in coords)
+    if unindexed or not _fastpath_works():  # the constructor would build that index
         return xr.DataArray(values, dims=tuple(dims), coords=dict(coords), name=name, attrs=attrs)
     var = xr.Variable(tuple(dims), values, dict(attrs))
-    return xr.DataArray(var, coords=dict(coords), indexes=dict(indexes), name=name, fastpath=True)
+    # shallow copies, as the constructor makes them: their attrs are not the source's
+    own = {name: coord.copy(deep=False) for name, coord in coords.items()}
+    return xr.DataArray(var, coords=own, indexes=dict(indexes), name=name, fastpath=True)

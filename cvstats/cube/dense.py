@@ -728,6 +728,7 @@ def _fast_counts(
     # the split means as cvstats.inference.blocks.split_means returns them
     template = cube.drop_vars([c for c in cube.coords if EXAMPLE in cube.coords.variables[c].dims])
     template = template.isel({EXAMPLE: 0}, drop=True)
+    means.setflags(write=False)  # remembered with the cube and handed to every method
     return xr.DataArray(counts, dims=cube.dims[:-2]), template.copy(data=means), largest
 
 

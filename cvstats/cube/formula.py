@@ -794,7 +794,9 @@ def _apply(cube: xr.DataArray, weights: xr.DataArray, formula: str, facts: Facts
         if out.data.flags.writeable:  # made by xr.dot
             out = _read_only(out)
         if overflow is False and means is not None:
-            # the split means as the reduction of the contrast cube over `example` returns them
+            # the split means as the reduction of the contrast cube over `example` returns
+            # them, read-only: every later call is handed this one array
+            means.setflags(write=False)
             known = out.reduce(lambda _, axis: means, dim=EXAMPLE)
             remember(out, replace(facts, finite=True, means=known, largest=None))
         elif overflow is False or (overflow is None and not np.isinf(out.data).any()):

@@ -72,6 +72,7 @@ def leading_parts(array: Any) -> list[slice]:
 #: The threads of the passes, started on first use and kept (starting threads on every
 #: call costs about a millisecond); dropped in a forked child, which does not inherit them.
 _POOL: ThreadPoolExecutor | None = None
+_PREFIX = "cvstats-pass"
 _POOL_LOCK = threading.Lock()
 
 
@@ -80,7 +81,7 @@ def _pool() -> ThreadPoolExecutor:
     global _POOL
     with _POOL_LOCK:
         if _POOL is None:
-            _POOL = ThreadPoolExecutor(MAX_THREADS, thread_name_prefix="cvstats")
+            _POOL = ThreadPoolExecutor(MAX_THREADS, thread_name_prefix=_PREFIX)
         return _POOL
 
 
@@ -98,10 +99,13 @@ def map_parts(fn: Callable[[slice], T], parts: list[slice]) -> list[T]:
     """Return ``[fn(part) for part in parts]``, computed in threads when there are several.
 
     The parts run on the process's pool (at most :data:`MAX_THREADS` at once);
-    the first part runs in the calling thread, which would otherwise wait.
+    the first part runs in the calling thread, which would otherwise wait. A
+    call from within a part runs its parts in that thread.
     """
-    if len(parts) == 1:
-        return [fn(parts[0])]
+    if len(parts) == 1 or threading.current_thread().name.startswith(_PREFIX):
+        # one part, or called from a part itself: in this thread (the pool's threads
+        # could all be waiting for parts queued behind them)
+        return [fn(part) for part in parts]
     rest = [_pool().submit(fn, part) for part in parts[1:]]
     try:
         first = fn(parts[0])

@@ -43,6 +43,7 @@ def survival(x: NDArray[np.float64], df: NDArray[np.float64]) -> NDArray[np.floa
     the distribution objects' argument handling, which costs far more than the
     function on the few values of a test (equal to them, tested).
     """
+    x, df = np.asarray(x, dtype=np.float64), np.asarray(df, dtype=np.float64)
     normal = np.isinf(df)
     return np.where(normal, special.ndtr(-x), special.stdtr(np.where(normal, 1.0, df), -x))
 
@@ -51,8 +52,13 @@ def _isf(q: float, df: NDArray[np.float64]) -> NDArray[np.float64]:
     """Inverse survival function of ``t_df``, normal where ``df`` is infinite.
 
     ``-stdtrit(df, q)`` and ``-ndtri(q)``, as ``scipy.stats.t.isf`` and
-    ``scipy.stats.norm.isf`` compute them for ``0 < q < 1``.
+    ``scipy.stats.norm.isf`` compute them for ``0 < q < 1``; ``+inf`` at
+    ``q = 0`` (a level ``alpha`` so small that ``alpha / 2`` underflows) and
+    ``-inf`` at ``q = 1``, the bounds of the support, as scipy gives them.
     """
+    df = np.asarray(df, dtype=np.float64)
+    if q <= 0.0 or q >= 1.0:
+        return np.where(np.isnan(df), np.nan, np.inf if q <= 0.0 else -np.inf)
     normal = np.isinf(df)
     return np.where(normal, -special.ndtri(q), -special.stdtrit(np.where(normal, 1.0, df), q))
 

@@ -196,3 +196,33 @@ def test_labelled_equals_the_public_constructor():
     assert list(got.xindexes) == list(want.xindexes) == ["x"]
     got.attrs["metric"] = "f1"
     assert a.attrs["metric"] == "auc"  # attrs copied, not shared
+
+
+def test_array_attrs_on_coordinates_go_to_xarray():
+    """netCDF attrs such as valid_range are arrays: not comparable with ==, so xarray merges."""
+    c = ("t", [1, 2], {"valid_range": np.array([0, 9])})
+    a = xr.DataArray([1.0, 2.0], dims="t", coords={"c": c})
+    b = a.copy(deep=True)
+    assert apply._in_memory(lambda x, y: x + y, [a, b], [[], []], [[]], None, {}) is None
+    (out,) = apply_kernel(lambda x, y: x + y, [a, b], [[], []], 1)
+    want = xr.apply_ufunc(lambda x, y: x + y, a, b)
+    xr.testing.assert_identical(out, want)
+
+
+def test_labelled_copies_the_coordinates_as_the_constructor_does():
+    from cvstats.cube.apply import labelled
+
+    a = xr.DataArray(np.zeros((2, 3)), dims=("x", "y"), coords={"x": [1, 2]})
+    a = a.assign_coords(w=("x", [0.5, 1.5]))
+    coords = {k: v for k, v in a.coords.variables.items() if "y" not in v.dims}
+    indexes = {k: i for k, i in a.xindexes.items() if k in coords}
+    got = labelled(np.ones((2, 4)), ("x", "z"), coords, indexes, None, {})
+    got.coords["w"].attrs["note"] = "edited"
+    assert a.coords["w"].attrs == {}  # the source's coordinate is not the result's
+    # a dim coordinate without an index: the constructor builds one, as the public one does
+    bare = a.drop_indexes("x")
+    coords = {k: v for k, v in bare.coords.variables.items() if "y" not in v.dims}
+    got = labelled(np.ones((2, 4)), ("x", "z"), coords, {}, None, {})
+    want = xr.DataArray(np.ones((2, 4)), dims=("x", "z"), coords=coords)
+    xr.testing.assert_identical(got, want)
+    assert list(got.xindexes) == list(want.xindexes)

@@ -205,3 +205,38 @@ def test_an_overflow_in_the_last_block_is_not_trusted(tiny_blocks):
 def writable(cube: xr.DataArray) -> xr.DataArray:
     """A copy the user could change: validated on every call, nothing remembered."""
     return cube.copy(data=cube.values.copy())
+
+
+def test_a_call_from_within_a_part_runs_in_that_thread(cut, monkeypatch):
+    """A part that itself cuts in parts must not wait on the pool it runs on.
+
+    More outer parts than the pool has threads, each cut again: were the inner
+    parts queued on the pool, every pool thread would wait for them.
+    """
+    import threading
+
+    monkeypatch.setattr(threads, "workers", lambda: threads.MAX_THREADS + 2)
+    rows = np.arange(96.0).reshape(12, 8)
+
+    def outer(part):
+        inner = threads.leading_parts(rows[part])
+        return sum(threads.map_parts(lambda p: float(rows[part][p].sum()), inner))
+
+    result = []
+    worker = threading.Thread(
+        target=lambda: result.append(threads.map_parts(outer, threads.leading_parts(rows))),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive(), "nested map_parts deadlocked"
+    assert sum(result[0]) == rows.sum()
+
+
+def test_remembered_means_cannot_be_edited_through_split_means(tiny_blocks):
+    contrast = cvstats.pairwise(cube())
+    first = split_means(contrast)
+    before = first.values.copy()
+    with pytest.raises(ValueError, match="read-only"):
+        first += 100
+    np.testing.assert_array_equal(split_means(contrast).values, before)

@@ -142,3 +142,15 @@ def test_survival_and_quantiles_equal_scipy_stats_exactly():
             got = _isf(q, np.asarray(df))
             want_q = stats.norm.isf(q) if np.isinf(df) else stats.t.isf(q, df)
             np.testing.assert_array_equal(got, want_q)
+
+
+def test_quantile_at_the_bounds_and_float32_input_as_scipy():
+    from cvstats.kernels.reference import _isf, survival
+
+    df = np.array([5.0, np.inf, np.nan])
+    np.testing.assert_array_equal(_isf(0.0, df), [np.inf, np.inf, np.nan])  # t.isf(0) = inf
+    np.testing.assert_array_equal(_isf(1.0, df), [-np.inf, -np.inf, np.nan])
+    assert critical_value(5.0, alpha=5e-324) == stats.t.isf(5e-324 / 2, 5) == np.inf
+    x = np.array(np.float32(0.1257302))  # computed in float64, as scipy.stats does
+    assert survival(x, np.array(np.inf)) == stats.norm.sf(x)
+    assert survival(x, np.array(7.0)) == stats.t.sf(x, 7.0)
