@@ -47,6 +47,7 @@ __all__ = [
     "check_split_coords",
     "check_labels",
     "check_nested",
+    "coord",
     "FIX_BUILD",
     "NESTED_TRAIN",
     "nested_train",
@@ -175,7 +176,7 @@ def _where(cube: xr.DataArray, mask: np.ndarray, dims: Sequence[Hashable]) -> st
     idx = np.argwhere(mask)[0]
     parts = []
     for dim, i in zip(dims, idx, strict=True):
-        label = plain_value(cube.coords.variables[dim].values[i]) if dim in cube.coords else int(i)
+        label = plain_value(coord(cube, dim)[i]) if dim in cube.coords else int(i)
         parts.append(f"{dim} {label!r}" if isinstance(label, str) else f"{dim} {label}")
     return ", ".join(parts)
 
@@ -292,6 +293,11 @@ def _check_structure(cube: Any) -> None:
     check_labels(cube, core)
 
 
+def coord(obj: xr.DataArray | xr.Dataset, name: Hashable) -> np.ndarray:
+    """Return the values of a coordinate, without building a DataArray around it."""
+    return np.asarray(obj.coords.variables[name].values)
+
+
 def check_labels(cube: xr.DataArray, core: tuple[str, ...]) -> None:
     """Check the labels of the core dims (shared by every form of the cube).
 
@@ -305,7 +311,7 @@ def check_labels(cube: xr.DataArray, core: tuple[str, ...]) -> None:
                 f"the `{dim}` dim has no coordinate; add labels with "
                 f"cube.assign_coords({dim}=...)."
             )
-        labels = pd.Index(var[dim].values)
+        labels = pd.Index(coord(cube, dim))
         if labels.has_duplicates:
             dup = plain_value(labels[labels.duplicated()][0])
             raise CubeError(
@@ -317,7 +323,7 @@ def check_labels(cube: xr.DataArray, core: tuple[str, ...]) -> None:
             "relabel with cube.assign_coords(split=np.arange(cube.sizes['split']))."
         )
     unit = core[-1]
-    if not all(isinstance(m, str) for m in var[unit].values.tolist()):
+    if not all(isinstance(m, str) for m in coord(cube, unit).tolist()):
         raise CubeError(
             f"the `{unit}` coordinate must hold {unit} names (str); relabel with "
             f"cube.assign_coords({unit}=[str(m) for m in cube.{unit}.values])."
@@ -341,15 +347,15 @@ def check_split_coords(cube: xr.DataArray) -> None:
     for c in INT_SPLIT_COORDS:
         if not np.issubdtype(var[c].dtype, np.integer):
             raise CubeError(f"coordinate `{c}` must hold ints, got dtype {var[c].dtype}.")
-    block = np.asarray(var["block"].values.tolist(), dtype=object)
+    block = np.asarray(coord(cube, "block").tolist(), dtype=object)
     bad = ~np.isin(block, BLOCKS)
     if bad.any():
         i = int(np.argmax(bad))
         raise CubeError(
-            f"split {var[SPLIT].values[i]} has block {block[i]!r}; blocks are {list(BLOCKS)}."
+            f"split {coord(cube, SPLIT)[i]} has block {block[i]!r}; blocks are {list(BLOCKS)}."
         )
-    c = {name: var[name].values for name in INT_SPLIT_COORDS}
-    splits = var[SPLIT].values.tolist()
+    c = {name: coord(cube, name) for name in INT_SPLIT_COORDS}
+    splits = coord(cube, SPLIT).tolist()
 
     def fail(mask: np.ndarray, what: str) -> None:
         if mask.any():
@@ -520,18 +526,18 @@ def stated_test_sizes(cube: xr.DataArray) -> np.ndarray | None:
     """
     if N_TEST not in cube.coords:
         return None
-    coord = cube[N_TEST]
-    if coord.dims != (SPLIT,):
+    sizes = cube[N_TEST]
+    if sizes.dims != (SPLIT,):
         raise CubeError(
             f"coordinate `{N_TEST}` must lie on the `split` dim alone (one test size per "
-            f"split), got dims {coord.dims}."
+            f"split), got dims {sizes.dims}."
         )
-    if not np.issubdtype(coord.dtype, np.integer):
+    if not np.issubdtype(sizes.dtype, np.integer):
         raise CubeError(
             f"coordinate `{N_TEST}` must hold ints (numbers of test examples), got dtype "
-            f"{coord.dtype}; convert with cube.assign_coords(n_test=cube.n_test.astype(int))."
+            f"{sizes.dtype}; convert with cube.assign_coords(n_test=cube.n_test.astype(int))."
         )
-    return np.asarray(coord.values)
+    return np.asarray(sizes.values)
 
 
 def check_attrs(cube: xr.DataArray) -> None:
@@ -598,10 +604,8 @@ def _check_values(cube: xr.DataArray) -> Facts:
     # the split coordinates are small: hold them in memory (cube.chunk() chunks them too,
     # and groupby needs concrete labels)
     if any(cube.coords.variables[c].chunks is not None for c in SPLIT_COORDS):
-        cube = cube.assign_coords(
-            {c: (SPLIT, np.asarray(cube.coords.variables[c].values)) for c in SPLIT_COORDS}
-        )
-    splits = cube.coords.variables[SPLIT].values.tolist()
+        cube = cube.assign_coords({c: (SPLIT, coord(cube, c)) for c in SPLIT_COORDS})
+    splits = coord(cube, SPLIT).tolist()
     in_train = cube.coords.get(IN_TRAIN)
     counted, means, largest = _fast_counts(cube)
     ds = None if counted is not None else _value_stats(cube, unit)
@@ -617,7 +621,7 @@ def _check_values(cube: xr.DataArray) -> Facts:
         if ds is not None:
             _check_overlap(cube, ds)
         count = in_train.sum(EXAMPLE).transpose(..., SPLIT).values.reshape(-1, len(splits))
-        n_train = cube.coords.variables["n_train"].values
+        n_train = coord(cube, "n_train")
         mismatch = (count != n_train).any(axis=0)
         if mismatch.any():
             i = int(np.argmax(mismatch))
@@ -639,19 +643,19 @@ def _check_values(cube: xr.DataArray) -> Facts:
                 "and cvstats.from_frame set it from the test sets)."
             )
     n = int(cube.attrs["n"])
-    total = n_test + cube.coords.variables["n_train"].values
+    total = n_test + coord(cube, "n_train")
     if (total > n).any():
         i = int(np.argmax((total > n).any(axis=0)))
         raise CubeError(
             f"split {splits[i]} has n_train + n_test = {total[:, i].max()} > n = {n}; fix "
             "`n_train` or the attr `n`."
         )
-    block = cube.coords.variables["block"].values
+    block = coord(cube, "block")
     check_block_sizes(
         block,
-        cube.coords.variables["fold"].values,
+        coord(cube, "fold"),
         n_test,
-        cube.coords.variables["n_train"].values,
+        coord(cube, "n_train"),
         splits,
         n,
         stated,
@@ -675,7 +679,7 @@ def _fast_counts(
     (None in memory, where they would cost a pass of their own).
     """
     nothing = None, None, None
-    block = cube.coords.variables["block"].values
+    block = coord(cube, "block")
     if (block == "nested").any():
         return nothing
     values = cube.data
@@ -694,10 +698,7 @@ def _fast_counts(
         order = [d for d in cube.dims[:-1] if d in in_train.dims]
         lacking = [i for i, d in enumerate(cube.dims[:-1]) if d not in in_train.dims]
         train = np.expand_dims(np.asarray(in_train.transpose(*order).values), lacking)
-    coords = {
-        c: np.asarray(cube.coords.variables[c].values)
-        for c in ("block", "half", "side", "fold", "repeat")
-    }
+    coords = {c: coord(cube, c) for c in ("block", "half", "side", "fold", "repeat")}
     if chunks is None:  # cut along the first extra dim, in threads (cvstats.cube.threads)
         parts = leading_parts(values) if extra else [slice(None)]
 
@@ -795,8 +796,8 @@ def _tested(
     """
     mask = np.empty(values.shape[:-1], dtype=bool)
     counts = np.empty(values.shape[:-2], dtype=np.intp)
-    dtype = values.dtype if np.issubdtype(values.dtype, np.floating) else np.float64
-    split_means = np.empty(values.shape[:-2] + values.shape[-1:], dtype) if means else None
+    # validated losses are floating point: bottleneck's means keep their dtype
+    split_means = np.empty(values.shape[:-2] + values.shape[-1:], values.dtype) if means else None
     failed, largest = False, 0.0
     for at in leading_blocks(values.shape):
         block, tested = values[at], mask[at]
@@ -843,8 +844,8 @@ def _value_stats(cube: xr.DataArray, unit: str) -> xr.Dataset:
     in_train = cube.coords.get(IN_TRAIN)
     if in_train is not None:
         stats["overlap"] = (in_train & tested).sum(EXAMPLE)
-    block = cube.coords.variables["block"].values
-    main_kfold = (block == "main") & (cube.coords.variables["fold"].values >= 0)
+    block = coord(cube, "block")
+    main_kfold = (block == "main") & (coord(cube, "fold") >= 0)
     if main_kfold.any():
         sub = tested.isel({SPLIT: main_kfold})
         stats["fold_cover"] = sub.groupby("repeat").sum(SPLIT)
@@ -932,18 +933,18 @@ def check_nested(cube: xr.DataArray, mt: np.ndarray, nt: np.ndarray) -> None:
     main splits and of the nested splits (shared with the compact form, which
     builds them from its ``example_index``).
     """
-    block = cube.coords.variables["block"].values
-    main = (block == "main") & (cube.coords.variables["fold"].values >= 0)
+    block = coord(cube, "block")
+    main = (block == "main") & (coord(cube, "fold") >= 0)
     nested = block == "nested"
     m_rep, m_fold = (
-        cube.coords.variables["repeat"].values[main],
-        cube.coords.variables["fold"].values[main],
+        coord(cube, "repeat")[main],
+        coord(cube, "fold")[main],
     )
     n_rep, n_fold = (
-        cube.coords.variables["repeat"].values[nested],
-        cube.coords.variables["fold"].values[nested],
+        coord(cube, "repeat")[nested],
+        coord(cube, "fold")[nested],
     )
-    labels_s = cube.coords.variables[SPLIT].values[nested]
+    labels_s = coord(cube, SPLIT)[nested]
     seen: set[tuple[int, int, int]] = set()
     for s, (r, a) in enumerate(zip(n_rep, n_fold, strict=True)):
         folds = mt[..., m_rep == r, :]  # (*extra, K, example)

@@ -771,10 +771,18 @@ def _apply(cube: xr.DataArray, weights: xr.DataArray, formula: str, facts: Facts
         # the losses are finite: a difference is infinite only on overflow, which sets the
         # processor's overflow flag (an overflow: not remembered, validation names it)
         parts = leading_parts(values)  # in threads for a large cube (cvstats.cube.threads)
-        overflow = any(map_parts(lambda p: _subtract(values[p], diff[p], signed, split, p), parts))
+        overflow = any(
+            map_parts(
+                lambda p: _subtract(
+                    values[p], diff[p], signed, None if split is None else split[p]
+                ),
+                parts,
+            )
+        )
         template = cube.isel({MODEL: 0}, drop=True)
         labels = weights.coords.variables
         coords = {
+            **template.coords.variables,
             **_own_coords(template),
             CONTRAST: labels[CONTRAST],
             "weights": _own(labels["weights"]),
@@ -821,15 +829,14 @@ def _subtract(
     out: np.ndarray,
     signed: list[tuple[Any, Any]],
     means: np.ndarray | None = None,
-    part: slice = slice(None),
 ) -> bool:
     """Write each contrast ``values[..., p] - values[..., m]`` to ``out``; True on overflow.
 
     Block by block (:func:`cvstats.cube.threads.leading_blocks`): with ``means``
-    (the split means of the whole contrast cube, ``(*extra, split, contrast)``),
-    also each block's ``bottleneck.nanmean`` over ``example`` into
-    ``means[part]``, read while the block is in the processor's cache; bottleneck
-    reduces row by row, so the means are those of the whole array.
+    (the split means ``(*extra, split, contrast)`` of these values), also each
+    block's ``bottleneck.nanmean`` over ``example``, read while the block is in
+    the processor's cache; bottleneck reduces row by row, so the means are those
+    of the whole array.
     """
     overflow = False
     keep = 2 if means is not None else 1  # whole splits (and examples) for the means
@@ -847,7 +854,7 @@ def _subtract(
                 with np.errstate(over="ignore"):
                     np.subtract(block[..., p[0]], block[..., m[0]], out=into[..., c])
         if means is not None:  # bottleneck warns of nothing (no warnings filter in a thread)
-            means[part][at] = bn.nanmean(into, axis=-2)
+            means[at] = bn.nanmean(into, axis=-2)
     return overflow
 
 
@@ -859,10 +866,11 @@ def _own(var: xr.Variable) -> xr.Variable:
 
 
 def _own_coords(cube: xr.DataArray) -> dict[Hashable, xr.Variable]:
-    """Return the coordinates of ``cube``, all but the index ones as read-only copies."""
+    """Return read-only copies of the coordinates of ``cube`` that have no index."""
     return {
-        name: var if isinstance(var, xr.IndexVariable) else _own(var)
+        name: _own(var)
         for name, var in cube.coords.variables.items()
+        if not isinstance(var, xr.IndexVariable)
     }
 
 
@@ -873,15 +881,7 @@ def _read_only(cube: xr.DataArray) -> xr.DataArray:
     which is not ours to change.
     """
     cube.data.setflags(write=False)
-    own = {
-        name: (var.dims, np.array(var.values, copy=True), var.attrs)
-        for name, var in cube.coords.variables.items()
-        if not isinstance(var, xr.IndexVariable)
-    }
-    cube = cube.assign_coords(own)
-    for name in own:
-        cube.coords.variables[name].data.setflags(write=False)
-    return cube
+    return cube.assign_coords(_own_coords(cube))
 
 
 def contrasts(formula: str, data: xr.DataArray | xr.Dataset) -> xr.DataArray:

@@ -33,6 +33,7 @@ import xarray as xr
 from cvstats.cube import in_test
 from cvstats.cube.apply import labelled
 from cvstats.cube.compact import EXAMPLE_INDEX, SLOT
+from cvstats.cube.dense import coord
 from cvstats.cube.known import lazy, recall, scoped_cache
 from cvstats.cube.schema import EXAMPLE, N_TEST, SPLIT
 from cvstats.cube.score import is_score
@@ -99,14 +100,15 @@ def split_means(
     key = None if blocks is None else tuple(blocks)
     if cache is not None and key in cache:
         return cache[key]
-    if cache is None and not is_score(cube):  # a contrast cube's means, computed with it
-        known = _known_means(cube)
-        if known is not None:
-            return known if key is None else known.isel({SPLIT: _positions(cube, blocks, method)})
-    if cache is not None and None in cache and not is_score(cube):
-        cache[key] = cache[None].isel({SPLIT: _positions(cube, blocks, method)})
-        return cache[key]
-    means = _block_means(cube, blocks, method)
+    # every split's means, when known: shared in compare's scope, or (outside it) those of
+    # a contrast cube, computed with it
+    whole = None
+    if not is_score(cube):
+        whole = cache.get(None) if cache is not None else _known_means(cube)
+    if whole is None:
+        means = _block_means(cube, blocks, method)
+    else:
+        means = whole if key is None else whole.isel({SPLIT: _positions(cube, blocks, method)})
     if cache is not None:
         cache[key] = means
     return means
@@ -195,11 +197,6 @@ def _threaded_nanmean(values: np.ndarray, axis: int) -> np.ndarray:
     if len(parts) == 1:
         return bn.nanmean(values, axis=axis)
     return np.concatenate(map_parts(lambda p: bn.nanmean(values[p], axis=axis), parts), axis=0)
-
-
-def coord(obj: xr.DataArray | xr.Dataset, name: str) -> np.ndarray:
-    """Return the values of a coordinate, without building a DataArray around it."""
-    return np.asarray(obj.coords.variables[name].values)
 
 
 def block_positions(cube: xr.DataArray | xr.Dataset, block: str, method: str) -> np.ndarray:

@@ -39,6 +39,7 @@ from cvstats.reporting.decision import (
 )
 from cvstats.reporting.formatting import latex_escape
 from cvstats.results import FRAME_COLUMNS, InferenceResult
+from cvstats.results.base import ordered_columns
 from cvstats.results.verdict import Verdict, readable_label
 
 __all__ = ["METHODS", "TARGETS", "ComparisonTable", "compare", "applicable_methods"]
@@ -63,8 +64,7 @@ def _comparison_frame(res: Any) -> pd.DataFrame:
         if col not in frame.columns:
             value = getattr(res, col, None)
             frame[col] = value if isinstance(value, str | int | float) else np.nan
-    columns = [*dims, *FRAME_COLUMNS]
-    return frame if list(frame.columns) == columns else frame[columns]
+    return ordered_columns(frame, [*dims, *FRAME_COLUMNS])
 
 
 def _pairs_only(cube: xr.DataArray) -> xr.DataArray:

@@ -40,6 +40,7 @@ import xarray as xr
 from cvstats.errors import ArgumentError, CvstatsTypeError
 
 __all__ = [
+    "ordered_columns",
     "CI_BOUND",
     "BOUNDS",
     "HTML_ROWS",
@@ -198,7 +199,7 @@ def tidy_frame(
         frame, dims = _dataset_frame(values, same)
         for name, value in constants.items():
             frame[name] = value
-    return (frame if columns is None else _ordered(frame, [*dims, *columns])), dims
+    return (frame if columns is None else ordered_columns(frame, [*dims, *columns])), dims
 
 
 def _dataset_frame(values: dict[str, xr.DataArray], same: bool) -> tuple[pd.DataFrame, list[str]]:
@@ -218,7 +219,7 @@ def _dataset_frame(values: dict[str, xr.DataArray], same: bool) -> tuple[pd.Data
     return frame, dims
 
 
-def _ordered(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+def ordered_columns(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """``frame[columns]``, without a copy when the columns are in that order already."""
     return frame if list(frame.columns) == columns else frame[columns]
 
