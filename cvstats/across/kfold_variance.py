@@ -25,9 +25,9 @@ from collections.abc import Hashable, Mapping
 from typing import Any
 
 import numpy as np
+import scipy
 import xarray as xr
 from numpy.typing import ArrayLike
-from scipy import stats
 
 from cvstats.cube import get_extra_dims, in_test, validate
 from cvstats.cube.apply import apply_kernel
@@ -303,7 +303,7 @@ def kfold_moments(
     data["admissible"] = ok.astype(bool).assign_attrs(
         description="0 <= ω <= σ² and -(σ²+(m-1)ω)/(n-m) <= γ <= (σ²+(m-1)ω)/m"
     )
-    z = float(stats.norm.isf(alpha / 2))
+    z = float(scipy.stats.norm.isf(alpha / 2))
     for name in _WITH_SE:
         data[f"{name}_se"] = se[name].assign_attrs(
             description=f"jackknife standard error of {name}"

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 
 import numpy as np
+import scipy
 import xarray as xr
-from scipy import stats
 
 from cvstats.cube.apply import apply_kernel
 from cvstats.cube.checks import validate_alpha
@@ -40,7 +40,7 @@ _PARAMS = ("beta", "delta", "pi")
 
 def normal_interval(estimate: xr.DataArray, stderr: xr.DataArray, alpha: float) -> xr.DataArray:
     """``estimate ± z_{1-α/2} stderr`` over a trailing ``ci_bound`` dim (lazy on dask)."""
-    z = float(stats.norm.isf(alpha / 2))
+    z = float(scipy.stats.norm.isf(alpha / 2))
     return bounds(estimate - z * stderr, estimate + z * stderr)
 
 

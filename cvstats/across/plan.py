@@ -24,8 +24,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import scipy
 import xarray as xr
-from scipy import special, stats
+from scipy import special
 
 from cvstats.across.rho import fit_rho
 from cvstats.cube import is_score, unit_dim, validate
@@ -145,7 +146,7 @@ def _curves(
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = v_true / v_est
         q = crit / np.sqrt(ratio)  # ratio = inf (v_est = 0): q = 0, every test rejects
-    size = 2.0 * stats.t.sf(q, nu)
+    size = 2.0 * scipy.stats.t.sf(q, nu)
     if effect is None:
         power = np.full(half.shape, np.nan)
     else:
@@ -156,7 +157,7 @@ def _curves(
             # P(|δ| > crit σ̂) with ν σ̂²/v_est ~ χ²_ν
             sure = np.where(
                 finite,
-                stats.chi2.cdf(safe_nu * delta**2 / (crit**2 * v_est), safe_nu),
+                scipy.stats.chi2.cdf(safe_nu * delta**2 / (crit**2 * v_est), safe_nu),
                 (delta > half).astype(float),
             )
         # P(T' < -q) for noncentrality λ is P(T' > q) for -λ (symmetry)
@@ -177,11 +178,11 @@ def _upper_tail(q: np.ndarray, df: np.ndarray, lam: np.ndarray) -> np.ndarray:
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        out = np.asarray(stats.nct.sf(q, df, lam), dtype=float)
+        out = np.asarray(scipy.stats.nct.sf(q, df, lam), dtype=float)
     bad = ~np.isfinite(out)
     if np.any(bad):
         with np.errstate(divide="ignore", invalid="ignore"):
-            approx = stats.norm.cdf((lam - q) / np.sqrt(1.0 + q**2 / (2.0 * df)))
+            approx = scipy.stats.norm.cdf((lam - q) / np.sqrt(1.0 + q**2 / (2.0 * df)))
         out = np.where(bad, approx, out)
     return out
 
@@ -271,7 +272,7 @@ class _PilotModel:
     # --------------------------------------------------------------- per dataset
     def _subsets(self, J: int, offsets: np.ndarray) -> np.ndarray:
         """Return ``p_d`` for ``J <= J_p``, shape ``(U, D, S)``; ``offsets`` ``(U, S)``."""
-        crit = stats.t.isf(self.alpha / 2, J - 1)
+        crit = scipy.stats.t.isf(self.alpha / 2, J - 1)
         bound = crit**2 * (self.c + 1.0 / J)
         idx = self.perms[:, :J]
         n_units = self.x.shape[0]
@@ -354,7 +355,7 @@ class _PilotModel:
                 pos = large[start:stop]
                 J = Js[pos].astype(float)[:, None]  # (n, 1)
                 nu = J - 1
-                q = stats.t.isf(self.alpha / 2, nu) * np.sqrt(1 + J * self.c)
+                q = scipy.stats.t.isf(self.alpha / 2, nu) * np.sqrt(1 + J * self.c)
                 out[:, :, pos] = _two_sided_tail(q, nu, theta * np.sqrt(J))
         return out
 
@@ -410,7 +411,7 @@ class _PilotModel:
         less than 1e-4), and 1 beyond that.
         """
         nu = J - 1.0
-        q = stats.t.isf(self.alpha / 2, nu) * np.sqrt(1 + J * self.c)
+        q = scipy.stats.t.isf(self.alpha / 2, nu) * np.sqrt(1 + J * self.c)
         end = min(top, q + 40.0)
         grid = np.append(np.arange(0.0, end + 0.02, 0.02), max(top, end) + 1.0)
         values = _two_sided_tail(q, nu, grid)
@@ -420,7 +421,7 @@ class _PilotModel:
     def limit(self, delta: float) -> np.ndarray:
         """Return the rejection rate as ``J → ∞``: the share of ``|θ̃_d| > z sqrt(c)``, ``(U,)``."""
         theta = self.theta((delta - self.mu)[:, None])[..., 0]
-        z = stats.norm.isf(self.alpha / 2)
+        z = scipy.stats.norm.isf(self.alpha / 2)
         return (np.abs(theta) > z * np.sqrt(self.c)).mean(1)
 
 
@@ -680,7 +681,7 @@ def _half_variance(units: xr.DataArray, n2: int, n_datasets: int) -> dict[str, A
 
 def _chi2_factors(df: Any, alpha: float) -> tuple[Any, Any]:
     """Factors ``ν/χ²_{ν,1-α/2}`` and ``ν/χ²_{ν,α/2}``: the ends of the interval for a variance."""
-    return df / stats.chi2.isf(alpha / 2, df), df / stats.chi2.ppf(alpha / 2, df)
+    return df / scipy.stats.chi2.isf(alpha / 2, df), df / scipy.stats.chi2.ppf(alpha / 2, df)
 
 
 def _cz_ends(halves: dict[str, Any], inv_J: Any, alpha: float) -> tuple[Any, Any]:
@@ -1123,15 +1124,15 @@ def plan(
         if cz:
             v_est = (halves["sigma2"] + halves["tau2"] * inv) * f_est
             nu = P.astype(float)
-            crit = xr.full_like(nu, stats.norm.isf(alpha / 2))
+            crit = xr.full_like(nu, scipy.stats.norm.isf(alpha / 2))
         elif boot:
             v_est = s2 * f_tau * (inv + c_test)
             nu = (P - 1).astype(float)
-            crit = nu.copy(data=stats.t.isf(alpha / 2, nu.values))
+            crit = nu.copy(data=scipy.stats.t.isf(alpha / 2, nu.values))
         else:
             v_est = s2 * f_tau * (inv + c_test)
             nu = Js.astype(float) - 1
-            crit = nu.copy(data=stats.t.isf(alpha / 2, nu.values))
+            crit = nu.copy(data=scipy.stats.t.isf(alpha / 2, nu.values))
         return v_true, v_est, nu, crit
 
     def cz_band(Js: xr.DataArray) -> tuple[Any, Any]:
@@ -1264,7 +1265,7 @@ def plan(
     else:
         # the mixture over the pilot's datasets (docs/theory.md §10, "The pilot power model"),
         # plus or minus z standard errors over them
-        z = stats.norm.isf(alpha / 2)
+        z = scipy.stats.norm.isf(alpha / 2)
         deltas = [0.0] if effect is None else [0.0, effect]
         rates, errors = pilot_model.curve(grid, deltas, se=True)
         ends = [np.clip(rates + side * z * errors, 0.0, 1.0) for side in (-1, 1)]

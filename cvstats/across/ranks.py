@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import scipy
 import xarray as xr
-from scipy import stats
 
 from cvstats.cube.checks import validate_alpha
 from cvstats.errors import ArgumentError, CvstatsTypeError
@@ -209,7 +209,7 @@ def _wilcoxon(
     ties = diff.size - wins - losses
     if wins + losses == 0:
         return np.nan, 1.0, wins, ties, losses
-    res = stats.wilcoxon(diff, zero_method=zero_method, alternative=alternative)
+    res = scipy.stats.wilcoxon(diff, zero_method=zero_method, alternative=alternative)
     return float(res.statistic), float(res.pvalue), wins, ties, losses
 
 

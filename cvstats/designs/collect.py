@@ -22,14 +22,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 import xarray as xr
 from joblib import Parallel, delayed
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import clone
-from sklearn.metrics import check_scoring, get_scorer
 from tqdm import tqdm
 
+# scikit-learn (which loads scipy.stats) and scipy.sparse are imported in the functions
+# that use them, so that `import cvstats` stays light (tests/architecture/test_import_cost.py)
 from cvstats.cube import from_arrays
 from cvstats.cube.schema import EXAMPLE, MODEL, N_TEST, SPLIT, SPLIT_COORDS, UNKNOWN_SEED
 from cvstats.cube.score import from_scores, is_sklearn_scorer, metric_direction
@@ -384,6 +383,8 @@ def _fit_and_evaluate(
     scoring: _Scoring | None,
 ) -> tuple[int, int, NDArray[np.float64] | None, NDArray[np.float64] | None]:
     """Fit one learner on one split; return its test losses and scores (runs in a worker)."""
+    from sklearn.base import clone
+
     X_train, X_test = _take(X, train), _take(X, test)
     y_train, y_test = y[train], y[test]
     where = f"model {learner.name!r} on split {label!r}"
@@ -503,6 +504,8 @@ def _check_metric_name(key: str) -> None:
 
 def _resolve_scoring(scoring: Any, greater_is_better: Any, name: str | None) -> _Scoring | None:
     """Resolve `scoring` to scikit-learn scorers and their directions (before any fit)."""
+    from sklearn.metrics import check_scoring, get_scorer
+
     if scoring is None:
         if greater_is_better is not None:
             raise ArgumentError(
@@ -749,6 +752,8 @@ def _align_proba(proba: ArrayLike, fitted: ArrayLike, classes: NDArray) -> NDArr
 
 def _check_learners(learners: Any, *, needs_proba: bool, scoring: bool = False) -> list[_Learner]:
     """Validate `learners` and record how to run each one."""
+    from sklearn.base import clone
+
     if not isinstance(learners, Mapping):
         raise CvstatsTypeError(
             "`learners` must be a dict mapping model names to scikit-learn estimators or "
@@ -856,6 +861,8 @@ def _check_design(design: Any) -> tuple[NDArray[np.bool_], NDArray[np.bool_], in
 
 def _check_data(X: Any, y: Any, n: int) -> tuple[Any, NDArray]:
     """Check that `X` and `y` have `n` rows; convert them to indexable forms."""
+    import scipy.sparse as sp
+
     if X is None:
         raise CvstatsTypeError("`X` must be an array-like or a pandas DataFrame, got None.")
     if hasattr(X, "iloc"):

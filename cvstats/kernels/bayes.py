@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import scipy
 from numpy.typing import ArrayLike
-from scipy import stats
 
 from cvstats.cube.checks import (
     ArgumentError,
@@ -129,8 +129,8 @@ def _tail(x: float, post: Posterior, upper: bool) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         z = (x - mean) / np.where(point, 1.0, scale)
     if upper:
-        return np.where(point, (mean > x).astype(float), stats.t.sf(z, df))
-    return np.where(point, (mean < x).astype(float), stats.t.cdf(z, df))
+        return np.where(point, (mean > x).astype(float), scipy.stats.t.sf(z, df))
+    return np.where(point, (mean < x).astype(float), scipy.stats.t.cdf(z, df))
 
 
 def posterior_probabilities(
@@ -151,5 +151,5 @@ def posterior_probabilities(
 def credible_interval(post: Posterior, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     """Equal-tailed ``1 - alpha`` credible interval of the posterior."""
     alpha = validate_alpha(alpha)
-    q = stats.t.ppf(1.0 - alpha / 2.0, post.df)
+    q = scipy.stats.t.ppf(1.0 - alpha / 2.0, post.df)
     return (post.mean - q * post.scale)[()], (post.mean + q * post.scale)[()]

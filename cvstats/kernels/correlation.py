@@ -22,8 +22,8 @@ deduced from a small sample. *Metron* 1, 3–32.
 from __future__ import annotations
 
 import numpy as np
+import scipy
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 
 from cvstats.cube.checks import check_int, validate_alpha
 
@@ -119,7 +119,7 @@ def fisher_z_interval(
     if n <= 3:
         nan = np.full_like(r, np.nan)
         return nan, nan
-    half = stats.norm.isf(alpha / 2) / np.sqrt(n - 3)
+    half = scipy.stats.norm.isf(alpha / 2) / np.sqrt(n - 3)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.arctanh(np.clip(r, -1.0, 1.0))
     return np.tanh(z - half), np.tanh(z + half)

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import scipy
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 
 from cvstats.cube.checks import (
     ArgumentError,
@@ -251,7 +251,7 @@ def mcnemar_chi2(n10: ArrayLike, n01: ArrayLike, *, correction: bool = True) -> 
     with np.errstate(divide="ignore", invalid="ignore"):
         chi2 = (np.abs(x - y) - c) ** 2 / (x + y)
     chi2 = np.where(x + y == 0, np.nan, chi2)  # no discordant pair: no test, not a rejection
-    return McNemarArrays(chi2[()], np.asarray(stats.chi2.sf(chi2, 1))[()])
+    return McNemarArrays(chi2[()], np.asarray(scipy.stats.chi2.sf(chi2, 1))[()])
 
 
 def mcnemar_exact(
@@ -291,9 +291,9 @@ def mcnemar_exact(
     x, y = _counts_iv(n10, n01)
     n = x + y
     if alternative == "two-sided":
-        p = np.minimum(2.0 * stats.binom.cdf(np.minimum(x, y), n, 0.5), 1.0)
+        p = np.minimum(2.0 * scipy.stats.binom.cdf(np.minimum(x, y), n, 0.5), 1.0)
     elif alternative == "greater":
-        p = stats.binom.sf(x - 1, n, 0.5)
+        p = scipy.stats.binom.sf(x - 1, n, 0.5)
     else:
-        p = stats.binom.cdf(x, n, 0.5)
+        p = scipy.stats.binom.cdf(x, n, 0.5)
     return McNemarArrays(np.asarray(x)[()], np.asarray(p, dtype=np.float64)[()])

@@ -42,8 +42,8 @@ import numbers
 from typing import NamedTuple
 
 import numpy as np
+import scipy
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 
 from cvstats.cube.checks import (
     TINY,
@@ -654,8 +654,8 @@ def variance_ci(
     alpha = validate_alpha(alpha)
     v = as_float_array(variance, "variance", min_ndim=0)
     d = as_float_array(df, "df", min_ndim=0)
-    lower = d * v / stats.chi2.ppf(1 - alpha / 2, d)
-    upper = d * v / stats.chi2.ppf(alpha / 2, d)
+    lower = d * v / scipy.stats.chi2.ppf(1 - alpha / 2, d)
+    upper = d * v / scipy.stats.chi2.ppf(alpha / 2, d)
     return np.asarray(lower)[()], np.asarray(upper)[()]
 
 

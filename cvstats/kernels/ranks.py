@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import scipy
 from numpy.typing import ArrayLike
-from scipy import stats
 
 from cvstats.cube.checks import ArgumentError, as_float_array, validate_alpha
 
@@ -78,7 +78,7 @@ def rank_scores(scores: ArrayLike, *, higher_is_better: bool = False) -> np.ndar
            [2. , 1. , 3. ]])
     """
     arr = _table_iv(scores)
-    return stats.rankdata(-arr if higher_is_better else arr, axis=-1)
+    return scipy.stats.rankdata(-arr if higher_is_better else arr, axis=-1)
 
 
 def _tie_factor(ranks: np.ndarray) -> np.ndarray:
@@ -131,11 +131,11 @@ def friedman(ranks: ArrayLike, *, tie_correction: bool = False) -> FriedmanArray
         avg,
         np.asarray(chi2)[()],
         np.full(shape, df1)[()],
-        np.asarray(stats.chi2.sf(chi2, df1))[()],
+        np.asarray(scipy.stats.chi2.sf(chi2, df1))[()],
         np.asarray(f)[()],
         np.full(shape, df1)[()],
         np.full(shape, df2)[()],
-        np.asarray(stats.f.sf(f, df1, df2))[()],
+        np.asarray(scipy.stats.f.sf(f, df1, df2))[()],
     )
 
 
@@ -150,7 +150,7 @@ def nemenyi_q(k: int, alpha: float = 0.05) -> float:
     alpha = validate_alpha(alpha)
     if int(k) != k or k < 2:
         raise ArgumentError(f"`k` (number of learners) must be an int >= 2, got {k!r}.")
-    return float(stats.studentized_range.ppf(1.0 - alpha, int(k), np.inf) / np.sqrt(2.0))
+    return float(scipy.stats.studentized_range.ppf(1.0 - alpha, int(k), np.inf) / np.sqrt(2.0))
 
 
 def nemenyi_critical_difference(k: int, N: int, alpha: float = 0.05) -> float:

@@ -11,8 +11,9 @@ bound, as in :meth:`scipy.stats._result_classes.TtestResult.confidence_interval`
 from __future__ import annotations
 
 import numpy as np
+import scipy
 from numpy.typing import ArrayLike, NDArray
-from scipy import special, stats
+from scipy import special
 
 from cvstats.cube.checks import (
     ArgumentError,
@@ -190,4 +191,4 @@ def pvalue_f(statistic: ArrayLike, dfn: ArrayLike, dfd: ArrayLike) -> NDArray[np
     f = as_float_array(statistic, "statistic", min_ndim=0)
     dfn = _df_iv(dfn, "dfn")
     dfd = _df_iv(dfd, "dfd")
-    return np.asarray(stats.f.sf(f, dfn, dfd))[()]
+    return np.asarray(scipy.stats.f.sf(f, dfn, dfd))[()]

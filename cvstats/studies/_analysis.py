@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import scipy
 import xarray as xr
-from scipy import stats as sps
 
 from cvstats import kernels
 from cvstats.across.lemma1 import fit_lemma1
@@ -182,7 +182,7 @@ def mc_truth(
     J = ds.sizes["j"] if J is None else J
     est = ds["main"].isel(j=slice(0, J)).mean("j")
     N = est.sizes["dataset"]
-    z = sps.norm.ppf(0.5 + confidence_level / 2)
+    z = scipy.stats.norm.ppf(0.5 + confidence_level / 2)
 
     def summary(x: xr.DataArray, prefix: str = "") -> dict[str, xr.DataArray]:
         m, sd = x.mean("dataset"), x.std("dataset", ddof=1)
