@@ -362,10 +362,12 @@ def _check_python(expr: str, unknown: list[str]) -> None:
 def _refused(formula: str, refusal: _Refusal) -> FormulaError:
     """Turn a refusal into the :class:`FormulaError` that quotes the formula."""
     if refusal.what == "pairwise":
+        lhs = formula.split("~", 1)[0].strip() or "loss"
         return FormulaError(
             f"{formula!r}: pairwise differences are not a coding of `model` (K models have "
-            "K(K-1)/2 differences but only K-1 independent contrasts); use "
-            "cvstats.pairwise(cube) instead."
+            "K(K-1)/2 differences but only K-1 independent contrasts); build them with "
+            f"cvstats.pairwise: cvstats.compare(cvstats.pairwise(data, loss={lhs!r})), or "
+            "cvstats.compare(cvstats.pairwise(cube)) for a cube."
         )
     hint = f"; {refusal.hint}" if refusal.hint else ""
     clause = refusal.clause or f"it uses {refusal.what}, which formulas do not allow{hint}"
@@ -1022,9 +1024,12 @@ def pairwise(
     if loss is None:
         if isinstance(data, xr.Dataset):
             if len(data.data_vars) != 1:
+                names = [str(v) for v in data.data_vars]
                 raise FormulaError(
-                    "`loss` is needed to pick a cube from a Dataset of "
-                    f"{len(data.data_vars)} variables {[str(v) for v in data.data_vars]}."
+                    f"`loss` is needed to pick a cube from a Dataset of {len(names)} variables "
+                    f"{names} (e.g. several metrics of one search); compare one at a time: "
+                    f"cvstats.pairwise(data, loss={names[0]!r}), or cvstats.pairwise(data"
+                    f"[{names[0]!r}])."
                 )
             loss = str(next(iter(data.data_vars)))
         elif isinstance(data, xr.DataArray):

@@ -283,8 +283,10 @@ def metric_direction(
             f"`greater_is_better` is required for the metric {metric!r}: {why}, so whether a "
             "larger value is better is unknown, and cvstats never guesses it (it decides which "
             "way a difference of models points). Pass greater_is_better=True if a larger "
-            "value is better (an accuracy, a ROC AUC, R², any scikit-learn scorer) or False "
-            f"if it is a loss or an error{hint}."
+            "value is better (an accuracy, a ROC AUC, R², and the values of every "
+            "scikit-learn scorer, the negated losses such as neg_mean_squared_error "
+            "included) or False if a smaller value is better (a loss or an error, not "
+            f"negated){hint}."
         )
     return int(bool(given))
 

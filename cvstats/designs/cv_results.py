@@ -454,7 +454,9 @@ def _read(results: Any, iteration: Any, candidates: Any) -> tuple[_Table, Any]:
         table.scorers = _search_scorers(search)
         table.default_scorer = _CUSTOM
         return table, search
-    if hasattr(results, "columns") and hasattr(results, "to_numpy"):  # a DataFrame
+    given = type(results).__name__
+    frame = hasattr(results, "columns") and hasattr(results, "to_numpy")
+    if frame:  # a DataFrame: cv_results_, or one column of fold scores per model
         results = {str(c): results[c].to_numpy() for c in results.columns}
     extra = [
         name for name, v in (("iteration", iteration), ("candidates", candidates)) if v is not None
@@ -477,6 +479,7 @@ def _read(results: Any, iteration: Any, candidates: Any) -> tuple[_Table, Any]:
             return _read_cross_validate({"model0": results}, single=True), None
         if results and all(isinstance(v, Mapping) for v in results.values()):
             return _read_cross_validate(results, single=False), None
+        _check_score_columns(keys, given)
         if results and all(_is_1d_numbers(v) for v in results.values()):
             return _read_arrays(results, single=False), None
     elif extra:
@@ -488,8 +491,27 @@ def _read(results: Any, iteration: Any, candidates: Any) -> tuple[_Table, Any]:
         "HalvingRandomSearchCV or its cv_results_ (a dict or DataFrame), the dict of "
         "cross_validate(..., return_indices=True) or a mapping name -> such dicts, or "
         "cross_val_score arrays (one 1-D array, or a mapping name -> array); got "
-        f"{type(results).__name__}."
+        f"{given}.{_FROM_SCORES if frame else ''}"
     )
+
+
+#: columns that label the rows of a table of fold scores; never a model's scores
+_LABEL_COLUMNS = frozenset({"fold", "split", "repeat", "model", "metric", "dataset", "index"})
+_FROM_SCORES = (
+    " For a table of fold scores with label columns (one row per split and model, or a "
+    "fold column), use cvstats.from_scores(frame, ...), or move the labels to the index "
+    "(frame.set_index('fold')) so that each column is one model's scores."
+)
+
+
+def _check_score_columns(keys: list[str], given: str) -> None:
+    """Refuse scores by model with a column that labels rows (it would become a model)."""
+    labels = [k for k in keys if k.lower() in _LABEL_COLUMNS]
+    if labels:
+        raise CvstatsTypeError(
+            f"`results` (a {given}) has the column(s) {labels}, which label rows: read as "
+            f"one array of fold scores per model, they would become models.{_FROM_SCORES}"
+        )
 
 
 # --------------------------------------------------------------------------
@@ -590,8 +612,35 @@ def _select(
             unknown=why,
             hint=f"{hint} {_MAKE_SCORER_NOTE}",
         )
+        if not direction and not sklearn:
+            _check_not_negated(table, key, name)
         out.append((key, name, label, direction))
     return out, many
+
+
+def _check_not_negated(table: _Table, key: str, name: str) -> None:
+    """Refuse ``greater_is_better=False`` for scores that look like scikit-learn's negated losses.
+
+    Every scikit-learn scorer gives greater-is-better values, a loss negated
+    (``neg_mean_squared_error``); a user who reads "MSE is an error" would pass
+    False for them and reverse every verdict. Scores that are all <= 0, some
+    < 0, are such negated losses far more often than a loss that is negative,
+    so they are refused with the way out of either case.
+    """
+    values = table.values[key]
+    finite = values[np.isfinite(values)]
+    if not finite.size or finite.max() > 0 or not (finite < 0).any():
+        return
+    raise ArgumentError(
+        f"`greater_is_better` is False for the metric {name!r}, but its scores from the "
+        f"{table.source} are all <= 0 (from {finite.min():.4g} to {finite.max():.4g}): "
+        "they look like a scikit-learn loss negated (neg_mean_squared_error, neg_log_loss, "
+        "neg_mean_absolute_error, ...), whose values are greater-is-better, so that False "
+        "would reverse every verdict. Pass greater_is_better=True for them (or, for "
+        "single-metric results, metric='<the scorer's name>', e.g. "
+        "metric='neg_mean_squared_error'). If your scorer is a plain callable that "
+        "returns a loss that is negative, negate the scores and pass greater_is_better=True."
+    )
 
 
 # --------------------------------------------------------------------------

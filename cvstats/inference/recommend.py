@@ -131,6 +131,11 @@ _NO_LEARNER = (
     "verdict is about the models trained on these data; for the learners, collect J >= 2 "
     "random splits (cvstats.designs.resampled) or repeated k-fold and use the corrected t"
 )
+_LEFT_OUT = (
+    "the methods valid for the learner question that this design supports ({names}) were "
+    "left out for this cube (the notes say why, and how to run them), so the verdict is "
+    "about the models trained on these data"
+)
 _NOT_NAMED = (
     "none of the methods named is valid for the learner question, so the verdict is about "
     "the models trained on these data; add corrected_resampled_t (or another method valid "
@@ -139,7 +144,11 @@ _NOT_NAMED = (
 
 
 def recommend(
-    available: Iterable[str], target: str = "learner", *, design_supports: Iterable[str] = ()
+    available: Iterable[str],
+    target: str = "learner",
+    *,
+    design_supports: Iterable[str] = (),
+    left_out: Iterable[str] = (),
 ) -> Recommendation:
     """Pick the method a verdict should lead with.
 
@@ -155,6 +164,12 @@ def recommend(
         :func:`~cvstats.inference.registry.applicable_methods`); used only to
         say, when no learner method is at hand, whether the design or the
         choice of ``methods`` is the reason.
+    left_out : iterable of str, optional
+        Methods the design supports that were left out for this cube or these
+        options (e.g. :func:`cvstats.compare` leaves out a corrected t whose
+        splits test different numbers of examples, with a note saying how to
+        run it); when they include the learner methods, the caveat says so
+        rather than blaming the design or ``methods``.
 
     Returns
     -------
@@ -189,6 +204,12 @@ def recommend(
             if target == "model":
                 return Recommendation(name, target, REASONS[name])
             supported = set(design_supports)
-            caveat = _NOT_NAMED if supported & set(LEARNER_ORDER) else _NO_LEARNER
+            dropped = [n for n in LEARNER_ORDER if n in set(left_out)]
+            if dropped:
+                caveat = _LEFT_OUT.format(names=", ".join(dropped))
+            elif supported & set(LEARNER_ORDER):
+                caveat = _NOT_NAMED
+            else:
+                caveat = _NO_LEARNER
             return Recommendation(name, target, REASONS[name], False, caveat)
     raise ArgumentError(f"no method to recommend among {sorted(names)} for target {target!r}.")

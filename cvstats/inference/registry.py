@@ -91,7 +91,8 @@ class MethodSpec:
         ``"module:attribute"`` of the public function; :attr:`func` imports it.
     title : str
         Human-readable name, shown in summaries; may name the design's sizes
-        as ``{K}``, ``{repeats}`` or the fixed options (``{variant}``).
+        as ``{K}``, ``{repeats}`` (filled as ``"1 repeat"``, ``"3 repeats"``) or the
+        fixed options (``{variant}``).
     design : str
         The design kind it needs (a key of :data:`DESIGNS`).
     kernel : str
@@ -236,6 +237,9 @@ class MethodSpec:
     def result_fields(self, **params: Any) -> dict[str, Any]:
         """Return the result fields from the registry (templates filled from ``params``)."""
         values = {**self.fixed, **params}
+        if "repeats" in values:  # "1 repeat", "3 repeats"
+            n = values["repeats"]
+            values["repeats"] = f"{n} repeat{'' if n == 1 else 's'}"
         return {
             "method": self.name,
             "title": self.title.format(**values),
@@ -347,7 +351,7 @@ _SPECS = (
     MethodSpec(
         "corrected_repeated_kfold_t",
         f"{_R}:corrected_repeated_kfold_t",
-        "Corrected repeated {K}-fold t (Bouckaert & Frank), {repeats} repeats",
+        "Corrected repeated {K}-fold t (Bouckaert & Frank), {repeats}",
         "repeated_kfold",
         "corrected_resampled_t",
         "n1μ",

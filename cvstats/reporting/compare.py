@@ -39,7 +39,7 @@ from cvstats.reporting.decision import (
 )
 from cvstats.reporting.formatting import latex_escape
 from cvstats.results import FRAME_COLUMNS, InferenceResult
-from cvstats.results.base import ordered_columns
+from cvstats.results.base import latex_unicode, ordered_columns
 from cvstats.results.verdict import Verdict, readable_label
 
 __all__ = ["METHODS", "TARGETS", "ComparisonTable", "compare", "applicable_methods"]
@@ -113,6 +113,9 @@ class ComparisonTable:
     supported : tuple of str
         Every method the cube's design supports for the target (what the
         verdict's recommendation may say is missing).
+    left_out : tuple of str
+        The supported methods :func:`compare` left out for this cube or these
+        options, each with a note (empty when ``methods`` was named).
     """
 
     results: dict[str, InferenceResult]
@@ -123,6 +126,7 @@ class ComparisonTable:
     notes: tuple[str, ...] = ()
     levels: InferenceResult | None = None
     supported: tuple[str, ...] = ()
+    left_out: tuple[str, ...] = ()
 
     def to_frame(self) -> pd.DataFrame:
         """Return a tidy table with one row per (contrast, ..., method).
@@ -195,9 +199,7 @@ class ComparisonTable:
         styler = self._display(precision).style.hide(axis="index")
         styler = styler.format(escape="latex").format_index(escape="latex", axis=1)
         latex = styler.to_latex(hrules=True, caption=caption or latex_escape(self._caption()))
-        for char, math in _GREEK.items():  # pdflatex-safe: Greek letters as math
-            latex = latex.replace(char, math)
-        return str(latex)
+        return latex_unicode(str(latex))
 
     def to_markdown(self, precision: int = 4) -> str:
         """Return a Markdown (pipe) table, preceded by its caption."""
@@ -310,9 +312,6 @@ class ComparisonTable:
     def _repr_html_(self) -> str:
         smry = self.summary()
         return str(smry.as_html()).replace("\n", "\n") + self.verdict()._repr_html_()
-
-
-_GREEK = {"μ": r"$\mu$", "ρ": r"$\rho$", "σ": r"$\sigma$"}
 
 
 def _format_numbers(frame: pd.DataFrame, precision: int) -> pd.DataFrame:
@@ -505,9 +504,10 @@ def compare(
             with scope(sub, facts):
                 results[name] = spec.func(sub, **spec.fixed, **options)
     supported = tuple(applicable_methods(cube, target))
+    left_out = () if methods is not None else tuple(n for n in supported if n not in results)
     levels = None
     if isinstance(formula, str):
-        rec = recommend(results, target, design_supports=supported).method
+        rec = recommend(results, target, design_supports=supported, left_out=left_out).method
         how = levels_method(list(results), rec)
         if how is not None:
             models = select_loss(data, parse_formula(formula)[0], "the formula")
@@ -517,5 +517,13 @@ def compare(
                 warnings.simplefilter("ignore", ZeroVarianceWarning)
                 levels = spec.func(models, **spec.fixed, alpha=alpha)
     return ComparisonTable(
-        results, described, target, float(mu0), float(alpha), tuple(notes), levels, supported
+        results,
+        described,
+        target,
+        float(mu0),
+        float(alpha),
+        tuple(notes),
+        levels,
+        supported,
+        left_out,
     )

@@ -64,7 +64,9 @@ _LABEL_WIDTH = 28
 
 def table_recommendation(table: ComparisonTable) -> Recommendation:
     """Return the method the table's verdict leads with (:func:`recommend`)."""
-    return recommend(table.results, table.target, design_supports=table.supported)
+    return recommend(
+        table.results, table.target, design_supports=table.supported, left_out=table.left_out
+    )
 
 
 def table_weights(table: ComparisonTable) -> dict[str, str]:

@@ -30,7 +30,10 @@ from cvstats.errors import ArgumentError, CvstatsTypeError
 from cvstats.reporting.formatting import latex_escape
 from cvstats.results import InferenceResult
 from cvstats.results.base import (
+    GREEK_COMMANDS,
     HTML_ROWS,
+    LATEX_ACCENTS,
+    LATEX_SYMBOLS,
     REPR_LINES,
     Display,
     text_display,
@@ -53,69 +56,10 @@ FORMATS = ("g", "f")
 
 _DEFAULT_LOWER, _DEFAULT_UPPER = "ci_lower", "ci_upper"
 
-# Greek letters (lowercase, and the uppercase ones that differ from Latin letters)
-_GREEK_COMMANDS = {
-    "α": "alpha",
-    "β": "beta",
-    "γ": "gamma",
-    "δ": "delta",
-    "ε": "varepsilon",
-    "ϵ": "epsilon",
-    "ζ": "zeta",
-    "η": "eta",
-    "θ": "theta",
-    "ϑ": "vartheta",
-    "ι": "iota",
-    "κ": "kappa",
-    "λ": "lambda",
-    "μ": "mu",
-    "µ": "mu",  # micro sign
-    "ν": "nu",
-    "ξ": "xi",
-    "π": "pi",
-    "ρ": "rho",
-    "σ": "sigma",
-    "ς": "varsigma",
-    "τ": "tau",
-    "υ": "upsilon",
-    "φ": "varphi",
-    "ϕ": "phi",
-    "χ": "chi",
-    "ψ": "psi",
-    "ω": "omega",
-    "Γ": "Gamma",
-    "Δ": "Delta",
-    "Θ": "Theta",
-    "Λ": "Lambda",
-    "Ξ": "Xi",
-    "Π": "Pi",
-    "Σ": "Sigma",
-    "Υ": "Upsilon",
-    "Φ": "Phi",
-    "Ψ": "Psi",
-    "Ω": "Omega",
-}
-# other symbols rendered as math in LaTeX (outside the symbol-with-scripts rule)
-_LATEX_SYMBOLS = {
-    "±": r"$\pm$",
-    "×": r"$\times$",
-    "·": r"$\cdot$",
-    "−": "$-$",
-    "≤": r"$\leq$",
-    "≥": r"$\geq$",
-    "≠": r"$\neq$",
-    "≈": r"$\approx$",
-    "∞": r"$\infty$",
-    "→": r"$\to$",
-    "√": r"$\surd$",
-    "²": "$^{2}$",
-    "³": "$^{3}$",
-}
-_ACCENTS = {"\u0302": "hat", "\u0303": "tilde", "\u0304": "bar", "\u0305": "bar"}
 _SUPERSCRIPTS = {"²": "2", "³": "3"}
 
-_GREEK_CLASS = "".join(_GREEK_COMMANDS)
-_ACCENT_CLASS = "".join(_ACCENTS)
+_GREEK_CLASS = "".join(GREEK_COMMANDS)
+_ACCENT_CLASS = "".join(LATEX_ACCENTS)
 _SCRIPT = r"(?:[_^](?:\{[^{}$\\]*\}|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*)|[²³])"
 _SYMBOL = re.compile(
     rf"(?P<base>[{_GREEK_CLASS}]|(?<![A-Za-z0-9])[A-Za-z](?=[{_ACCENT_CLASS}]*[_^²³]"
@@ -397,8 +341,8 @@ def _latex_math_text(text: str) -> str:
     """Render script content inside math: Greek letters as commands, specials escaped."""
     out = []
     for ch in text:
-        if ch in _GREEK_COMMANDS:
-            out.append(f"\\{_GREEK_COMMANDS[ch]} ")
+        if ch in GREEK_COMMANDS:
+            out.append(f"\\{GREEK_COMMANDS[ch]} ")
         elif ch in "%&#_":
             out.append("\\" + ch)
         elif ch in "~^":
@@ -451,9 +395,9 @@ def latex_label(text: Any) -> str:
     for match in _SYMBOL.finditer(text):
         out.append(_latex_plain(text[pos : match.start()]))
         base = match.group("base")
-        body = f"\\{_GREEK_COMMANDS[base]}" if base in _GREEK_COMMANDS else base
+        body = f"\\{GREEK_COMMANDS[base]}" if base in GREEK_COMMANDS else base
         for accent in match.group("accents"):
-            body = f"\\{_ACCENTS[accent]}{{{body}}}"
+            body = f"\\{LATEX_ACCENTS[accent]}{{{body}}}"
         for kind, content in _scripts(match.group("scripts"), _latex_math_text):
             body += f"{kind}{{{content}}}"
         out.append(f"${body}$")
@@ -463,7 +407,7 @@ def latex_label(text: Any) -> str:
 
 
 def _latex_plain(text: str) -> str:
-    return "".join(_LATEX_SYMBOLS.get(ch, ch) for ch in latex_escape(text))
+    return "".join(LATEX_SYMBOLS.get(ch, ch) for ch in latex_escape(text))
 
 
 def _latex_text(value: Any) -> str:
@@ -501,7 +445,7 @@ def html_label(text: Any) -> str:
         out.append(html_escape(text[pos : match.start()]))
         base = match.group("base")
         body = html_escape(base + match.group("accents"))
-        if base not in _GREEK_COMMANDS:
+        if base not in GREEK_COMMANDS:
             body = f"<i>{body}</i>"
         for kind, content in _scripts(match.group("scripts"), html_escape):
             tag = "sub" if kind == "_" else "sup"

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
+import re
 from collections.abc import Sequence
 from html import escape as html_escape
 from typing import Any, ClassVar, NamedTuple
@@ -65,8 +66,73 @@ BOUNDS = ("lower", "upper")
 
 # header values longer than this go below the tables, as notes
 _LONG = 80
-# pdflatex-safe Greek letters of the labels (estimand "n1μ", "ρ = ...")
-_GREEK = {"μ": r"$\mu$", "ρ": r"$\rho$", "σ": r"$\sigma$", "π": r"$\pi$", "δ": r"$\delta$"}
+#: LaTeX command of each Greek letter (lowercase, and the uppercase ones that differ from Latin
+#: letters)
+GREEK_COMMANDS = {
+    "α": "alpha",
+    "β": "beta",
+    "γ": "gamma",
+    "δ": "delta",
+    "ε": "varepsilon",
+    "ϵ": "epsilon",
+    "ζ": "zeta",
+    "η": "eta",
+    "θ": "theta",
+    "ϑ": "vartheta",
+    "ι": "iota",
+    "κ": "kappa",
+    "λ": "lambda",
+    "μ": "mu",
+    "µ": "mu",  # micro sign
+    "ν": "nu",
+    "ξ": "xi",
+    "π": "pi",
+    "ρ": "rho",
+    "σ": "sigma",
+    "ς": "varsigma",
+    "τ": "tau",
+    "υ": "upsilon",
+    "φ": "varphi",
+    "ϕ": "phi",
+    "χ": "chi",
+    "ψ": "psi",
+    "ω": "omega",
+    "Γ": "Gamma",
+    "Δ": "Delta",
+    "Θ": "Theta",
+    "Λ": "Lambda",
+    "Ξ": "Xi",
+    "Π": "Pi",
+    "Σ": "Sigma",
+    "Υ": "Upsilon",
+    "Φ": "Phi",
+    "Ψ": "Psi",
+    "Ω": "Omega",
+}
+#: Other symbols of the labels, as pdflatex-safe LaTeX (math, or a text command)
+LATEX_SYMBOLS = {
+    "±": r"$\pm$",
+    "×": r"$\times$",
+    "·": r"$\cdot$",
+    "−": "$-$",
+    "≤": r"$\leq$",
+    "≥": r"$\geq$",
+    "≠": r"$\neq$",
+    "≈": r"$\approx$",
+    "∞": r"$\infty$",
+    "→": r"$\to$",
+    "√": r"$\surd$",
+    "²": "$^{2}$",
+    "³": "$^{3}$",
+    "—": "---",
+    "–": "--",
+    "…": r"\ldots{}",
+    "†": r"\dag{}",
+    "§": r"\S{}",
+    "ı": r"\i{}",
+}
+#: LaTeX accent command of each combining accent (``\u0302`` hat ...)
+LATEX_ACCENTS = {"\u0302": "hat", "\u0303": "tilde", "\u0304": "bar", "\u0305": "bar"}
 _LATEX_SPECIALS = {
     "\\": r"\textbackslash{}",
     "~": r"\textasciitilde{}",
@@ -286,6 +352,41 @@ def latex_escape(text: str) -> str:
     '50\\% of a\\_b'
     """
     return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in text)
+
+
+# a symbol as math (``$\rho$``) or a Latin letter, then combining accents
+_ACCENTED = re.compile(rf"(\$[^$]*\$|[A-Za-z])([{''.join(LATEX_ACCENTS)}]+)")
+# two math groups that touch (``$\rho$$\mu$``), not an escaped ``\$``
+_TOUCHING = re.compile(r"(?<!\\)\$\$")
+
+
+def latex_unicode(latex: str) -> str:
+    r"""Return escaped LaTeX with its Unicode symbols made pdflatex-safe.
+
+    Greek letters and the symbols of :data:`LATEX_SYMBOLS` become math
+    (``ρ`` → ``$\rho$``, ``−`` → ``$-$``), a combining accent the command on
+    what it accents (``ρ̂`` → ``$\hat{\rho}$``), and math groups that touch
+    merge. For the tables of results, whose cells pandas has already escaped;
+    a label with scripts (``μ_A``) is set by
+    :func:`cvstats.reporting.tables.latex_label`.
+
+    Examples
+    --------
+    >>> print(latex_unicode("a − b, ρ̂ ≤ 1/K, n1μ"))
+    a $-$ b, $\hat{\rho}$ $\leq$ 1/K, n1$\mu$
+    """
+    out = "".join(
+        f"$\\{GREEK_COMMANDS[ch]}$" if ch in GREEK_COMMANDS else LATEX_SYMBOLS.get(ch, ch)
+        for ch in latex
+    )
+
+    def accent(match: re.Match[str]) -> str:
+        body = match.group(1).strip("$")
+        for mark in match.group(2):
+            body = f"\\{LATEX_ACCENTS[mark]}{{{body}}}"
+        return f"${body}$"
+
+    return _TOUCHING.sub("", _ACCENTED.sub(accent, out))
 
 
 # ----------------------------------------------------------------------
@@ -659,9 +760,7 @@ class Result(Display):
         styler = styler.format(escape="latex").format_index(escape="latex", axis=1)
         text = caption if caption is not None else latex_escape(self._caption())
         latex = str(styler.to_latex(hrules=True, caption=text))
-        for char, math in _GREEK.items():
-            latex = latex.replace(char, math)
-        return latex
+        return latex_unicode(latex)
 
     def to_html(self, precision: int = 4, **options: Any) -> str:
         """Return an HTML table of :meth:`to_frame`, preceded by the caption.

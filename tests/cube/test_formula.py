@@ -332,8 +332,15 @@ def test_error_dataset_without_the_variable(cube):
     ds = xr.Dataset({"loss": cube, "squared": cube})
     with pytest.raises(FormulaError, match=r"'zero_one'.*variables \['loss', 'squared'\]"):
         contrasts("zero_one ~ model", ds)
-    with pytest.raises(FormulaError, match=r"`loss` is needed.*\['loss', 'squared'\]"):
+    with pytest.raises(FormulaError, match=r"`loss` is needed.*\['loss', 'squared'\]") as err:
         pairwise(ds)
+    # the message names the call that works
+    assert "cvstats.pairwise(data, loss='loss')" in str(err.value)
+    xr.testing.assert_identical(pairwise(ds, loss="loss"), pairwise(ds["loss"]))
+    # the description pairwise writes in `formula` is not a formula: the error says what is
+    with pytest.raises(FormulaError, match="not a coding") as err:
+        cvstats.compare(pairwise(ds["squared"]).attrs["formula"], ds)
+    assert "cvstats.compare(cvstats.pairwise(data, loss='squared'))" in str(err.value)
 
 
 @pytest.mark.parametrize(
@@ -345,7 +352,7 @@ def test_error_dataset_without_the_variable(cube):
             r"coefficient '.*\[c\]' .* is not estimable",
         ),
         (contrasts, "loss ~ 0", "defines no contrast"),
-        (contrasts, "loss ~ pairwise(model)", r"use cvstats.pairwise\(cube\)"),
+        (contrasts, "loss ~ pairwise(model)", r"cvstats.compare\(cvstats.pairwise\(cube\)\)"),
         (contrasts, "loss ~ np.log(model)", "cannot build contrasts.*np.log"),
     ],
     ids=["not_estimable", "no_contrast", "pairwise_spelling_points_to_pairwise", "evaluation"],

@@ -519,3 +519,53 @@ def test_error_inputs():
     cube = from_cv_results(search, X=X, y=Y)  # check_cv's StratifiedKFold(3), as the search
     check_design(cube, *splitter_masks(ms.StratifiedKFold(3)))
     np.testing.assert_array_equal(cube.values, split_columns(search.cv_results_, "score"))
+
+
+def test_error_false_for_negated_losses(grid_kfold):
+    # greater_is_better=False for scikit-learn's negated losses would reverse every verdict:
+    # a user reading "False for a loss or an error" passes it for neg_mean_squared_error
+    _, cv = grid_kfold
+    mae = make_scorer(mean_absolute_error, greater_is_better=False)  # returns -MAE
+    custom = ms.GridSearchCV(logreg(), {"C": [0.01, 1.0]}, cv=cv, scoring=mae, refit=False)
+    custom.fit(X, Y)
+    with pytest.raises(ArgumentError, match="all <= 0.*negated.*reverse every verdict"):
+        from_cv_results(custom, X=X, greater_is_better=False)
+    runs = {
+        name: ms.cross_validate(
+            logreg(C=c), X, Y, cv=cv, scoring={"mae": mae}, return_indices=True
+        )
+        for name, c in {"weak": 0.01, "strong": 1.0}.items()
+    }
+    with pytest.raises(ArgumentError, match="metric 'mae'.*all <= 0"):
+        from_cv_results(runs, greater_is_better={"mae": False})
+    right = from_cv_results(runs, greater_is_better={"mae": True})
+    assert right.attrs["greater_is_better"] == 1
+    # the loss itself (positive), lower is better: False is right and accepted
+    positive = {name: {**run, "test_mae": -run["test_mae"]} for name, run in runs.items()}
+    cube = from_cv_results(positive, greater_is_better={"mae": False})
+    assert cube.attrs["greater_is_better"] == 0
+    # the same comparison: estimates of opposite sign, the same p-values
+    neg = cvstats.compare(cvstats.pairwise(right)).to_frame()
+    pos = cvstats.compare(cvstats.pairwise(cube)).to_frame()
+    np.testing.assert_allclose(pos["estimate"], -neg["estimate"], rtol=1e-12)
+    np.testing.assert_allclose(pos["pvalue"], neg["pvalue"], rtol=1e-12)
+    assert (neg["estimate"].abs() > 0).all()
+
+
+def test_error_fold_scores_with_label_columns():
+    # a table of fold scores with a fold (or model) column: that column is not a model
+    cv = ms.KFold(5, shuffle=True, random_state=0)
+    scores = {m: ms.cross_val_score(logreg(C=c), X, Y, cv=cv) for m, c in (("a", 0.1), ("b", 1))}
+    wide = pd.DataFrame({"fold": np.arange(5), **scores})
+    kw = {"cv": cv, "X": X, "y": Y, "greater_is_better": True}
+    with pytest.raises(CvstatsTypeError, match=r"DataFrame\) has the column\(s\) \['fold'\]"):
+        from_cv_results(wide, **kw)
+    with pytest.raises(CvstatsTypeError, match=r"dict\) has the column\(s\) \['fold'\]"):
+        from_cv_results({"fold": np.arange(5.0), **scores}, **kw)
+    long = wide.melt(id_vars="fold", var_name="model", value_name="accuracy")
+    with pytest.raises(CvstatsTypeError, match=r"\['fold', 'model'\].*cvstats.from_scores"):
+        from_cv_results(long, **kw)
+    # the fold as the index: one column per model, as from the dict
+    cube = from_cv_results(wide.set_index("fold"), **kw)
+    xr.testing.assert_identical(cube, from_cv_results(scores, **kw))
+    assert cube.model.values.tolist() == ["a", "b"]

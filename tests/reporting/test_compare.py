@@ -96,6 +96,10 @@ def test_exports(cube):
     assert "\\toprule" in latex and "\\midrule" in latex and "\\bottomrule" in latex
     assert "corrected\\_resampled\\_t" in latex  # escaped
     assert "μ" not in latex and "$\\mu$" in latex  # pdflatex-safe
+    assert latex.isascii(), sorted({c for c in latex if not c.isascii()})
+    # pairwise contrasts are labelled "a − b" (U+2212), which pdflatex rejects: set as math
+    pairs = cvstats.compare(cvstats.pairwise(cube)).to_latex()
+    assert pairs.isascii() and " $-$ " in pairs, sorted({c for c in pairs if not c.isascii()})
     assert "loss \\textasciitilde{} model" in latex
     md = table.to_markdown()
     assert md.splitlines()[0].startswith("loss ~ model: 9 methods")

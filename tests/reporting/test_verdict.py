@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy import stats
+from sklearn.model_selection import GroupKFold
 
 import cvstats
 from cvstats import designs
@@ -194,6 +195,32 @@ def test_caveat_when_the_methods_named_exclude_the_learner_ones(nb_cube):
     table = cvstats.compare("zero_one ~ model", nb_cube, methods=["resampled_t"])
     verdict = str(table.verdict())
     assert verdict.startswith("Caveat: none of the methods named is valid for the learner")
+
+
+def test_caveat_when_the_learner_methods_were_left_out_for_the_cube():
+    # GroupKFold-like folds of unequal sizes: the corrected t needs n1= and n2=, so compare
+    # leaves it out with a note; the caveat must say so, not blame `methods` (none named)
+    # nor the design (which can answer the learner question once the sizes are stated)
+    groups = np.arange(N) % 9
+    d = designs.from_splitter(GroupKFold(4), np.zeros((N, 1)), groups=groups)
+    assert len(set(d.n_test.values.tolist())) > 1
+    rng = np.random.default_rng(2)
+    cube = cvstats.from_scores(
+        0.8 + 0.01 * rng.standard_normal((d.sizes["split"], 2)),
+        greater_is_better=True,
+        design=d,
+        models=["a", "b"],
+    )
+    table = cvstats.compare(cvstats.pairwise(cube))
+    assert "corrected_repeated_kfold_t" in table.left_out
+    assert any(n.startswith("corrected_repeated_kfold_t left out") for n in table.notes)
+    verdict = str(table.verdict())
+    assert verdict.startswith("Caveat: the methods valid for the learner question"), verdict
+    assert "(corrected_repeated_kfold_t) were left out" in verdict and "`methods`" not in verdict
+    # named methods: the user's choice, the caveat of before
+    named = cvstats.compare(cvstats.pairwise(cube), methods=["kfold_t"])
+    assert named.left_out == ()
+    assert str(named.verdict()).startswith("Caveat: none of the methods named is valid")
 
 
 def test_disagreement_is_reported():
@@ -386,3 +413,16 @@ def test_fit_rho_verdict_says_where_rho_lies(rho, word):
     assert text.count(word) == 2, text
     low = float(fit.to_frame().query("quantity == 'rho'")["ci_lower"].iloc[0])
     assert (low > 0.1) == (word == "above ρ0")
+
+
+@pytest.mark.parametrize(("repeats", "words"), [(1, "1 repeat"), (3, "3 repeats")])
+def test_repeats_are_counted_in_words(repeats, words):
+    d = designs.kfold(N, 5, repeats=repeats, seed=0)
+    rng = np.random.default_rng(1)
+    scores = 0.8 + 0.01 * rng.standard_normal((d.sizes["split"], 2))
+    cube = cvstats.from_scores(scores, greater_is_better=True, design=d, models=["a", "b"])
+    res = cvstats.corrected_repeated_kfold_t(cvstats.pairwise(cube))
+    assert res.title.endswith(f"(Bouckaert & Frank), {words}"), res.title
+    verdict = str(cvstats.compare(cvstats.pairwise(cube)).verdict())
+    assert f"corrected repeated 5-fold t, {words}" in verdict, verdict
+    assert "1 repeats" not in verdict
