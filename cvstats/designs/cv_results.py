@@ -50,6 +50,9 @@ _SPLIT_COLUMN = re.compile(r"^split(\d+)_test_(.+)$")
 
 #: The scorer of a metric is a callable the search was given (its direction is unknown).
 _CUSTOM = "<custom scorer>"
+#: ``scoring=None`` and the candidates' own ``score`` methods are not one known metric.
+_OWN_SCORE = "<the estimators' score methods>"
+_UNNAMED = (_CUSTOM, _OWN_SCORE)
 
 _MAKE_SCORER_NOTE = (
     "(values of a scorer made by sklearn.metrics.make_scorer are greater-is-better whatever "
@@ -91,7 +94,7 @@ class _Table:
 
 
 def _default_score(estimator: Any, params: Sequence[Mapping[str, Any]]) -> str:
-    """Name the metric of ``estimator.score`` (``scoring=None``): accuracy, R², or _CUSTOM."""
+    """Name the metric of ``estimator.score`` (``scoring=None``): accuracy, R², or _OWN_SCORE."""
     from sklearn.base import ClassifierMixin, RegressorMixin
     from sklearn.pipeline import Pipeline
 
@@ -99,14 +102,16 @@ def _default_score(estimator: Any, params: Sequence[Mapping[str, Any]]) -> str:
     if isinstance(estimator, Pipeline):
         final = estimator[-1]
         step = estimator.steps[-1][0]
-        if any(step in p for p in params):  # the grid replaces the final estimator
-            return _CUSTOM
+        if any(step in p for p in params):  # the grid replaces the final estimator: the
+            # metric is known when every candidate's final estimator scores the same way
+            names = {_default_score(p.get(step, final), []) for p in params}
+            return names.pop() if len(names) == 1 else _OWN_SCORE
     score = getattr(type(final), "score", None)
     if score is ClassifierMixin.score:
         return "accuracy"
     if score is RegressorMixin.score:
         return "r2"
-    return _CUSTOM
+    return _OWN_SCORE
 
 
 def _search_scorers(search: Any) -> dict[str, str]:
@@ -569,7 +574,7 @@ def _select(
         names = set(chosen) | ({rename} if rename else set())
         for key in chosen:
             scorer = table.scorers.get(key)
-            if scorer and scorer != _CUSTOM:
+            if scorer and scorer not in _UNNAMED:
                 names.add(scorer)
         unknown = [k for k in greater_is_better if k not in names]
         if unknown:
@@ -580,7 +585,7 @@ def _select(
     out = []
     for key in chosen:
         scorer = table.scorers.get(key, table.default_scorer)
-        known_scorer = scorer if scorer is not None and scorer != _CUSTOM else None
+        known_scorer = scorer if scorer is not None and scorer not in _UNNAMED else None
         if rename is not None:
             if known_scorer is not None and rename != known_scorer:
                 raise ArgumentError(
@@ -599,12 +604,17 @@ def _select(
             if known_scorer is not None
             else (scorer is None and is_sklearn_scorer(name))
         )
-        why = (
-            f"the search scored {name!r} with a custom scorer (a callable)"
-            if scorer == _CUSTOM
-            else f"{name!r} is not the name of a scikit-learn scorer"
-        )
-        hint = "" if scorer == _CUSTOM else ", or name its scorer with metric= (e.g. 'roc_auc')"
+        if scorer == _CUSTOM:
+            why = f"the search scored {name!r} with a custom scorer (a callable)"
+        elif scorer == _OWN_SCORE:
+            why = (
+                f"the search scored {name!r} with each candidate's own `score` method "
+                "(scoring=None), and these are not all a classifier's accuracy or all a "
+                "regressor's R²"
+            )
+        else:
+            why = f"{name!r} is not the name of a scikit-learn scorer"
+        hint = "" if scorer in _UNNAMED else ", or name its scorer with metric= (e.g. 'roc_auc')"
         direction = metric_direction(
             label,
             _direction_given(greater_is_better, name, key),

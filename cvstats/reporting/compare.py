@@ -21,7 +21,7 @@ import xarray as xr
 from cvstats.cube import unit_dim
 from cvstats.cube.formula import contrasts, parse_formula, select_loss
 from cvstats.cube.known import Facts, recall, scope, settle
-from cvstats.cube.schema import CONTRAST
+from cvstats.cube.schema import CONTRAST, MODEL
 from cvstats.cube.score import examples_refusal, is_score
 from cvstats.cube.validation import check_finite_means, validated
 from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, ZeroVarianceWarning
@@ -29,6 +29,7 @@ from cvstats.inference.blocks import share_split_means
 from cvstats.inference.recommend import Recommendation, recommend
 from cvstats.inference.registry import METHODS, TARGETS, applicable_methods
 from cvstats.reporting.decision import (
+    MODELS_ON_THEIR_OWN,
     comparison_rows,
     default_summary,
     levels_method,
@@ -485,9 +486,17 @@ def compare(
         raise ArgumentError(f"`target` must be one of {list(TARGETS)}, got {target!r}.")
     cube, described, facts = _resolve_cube(formula, data)
     options: dict[str, Any] = {"mu0": mu0, "alpha": alpha, "alternative": alternative}
+    own = []  # a cube of models, as it is: each model's own score is tested, not a difference
+    if isinstance(formula, xr.DataArray) and MODEL in formula.dims and formula.sizes[MODEL] > 1:
+        own = [
+            f"{MODELS_ON_THEIR_OWN} = {mu0:g} (a cube of models is compared as it is); to "
+            "compare the models with one another, call cvstats.compare(cvstats.pairwise(cube)) "
+            f"or cvstats.compare({f'{formula.name} ~ model'!r}, cube)"
+        ]
     results: dict[str, InferenceResult] = {}
     with scope(cube, facts):  # one validation, and the split means computed once
         names, notes = _method_names(cube, methods, target, options)
+        notes = own + notes
         if isinstance(formula, str) and any(METHODS[n].zero_one for n in names):
             _check_zero_one(select_loss(data, parse_formula(formula)[0], "the formula"))
         if (len(names) > 1 or not facts.finite) and not is_score(cube):

@@ -33,6 +33,7 @@ from cvstats.results.verdict import (
     Verdict,
     evidence_of,
     is_level,
+    parse_weights,
     pvalue_text,
     quantity_of,
     readable_label,
@@ -56,6 +57,10 @@ __all__ = [
 
 #: Width of the default summary, in characters.
 WIDTH = 100
+
+#: Start of :func:`cvstats.compare`'s note for a cube of several models compared as it is
+#: (each model tested on its own); the verdict leads with it.
+MODELS_ON_THEIR_OWN = "each model is tested on its own against mu0"
 
 _LIBERAL = "†"
 _HALF = "‡"
@@ -125,6 +130,21 @@ def _short(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _short_names(table: ComparisonTable, labels: Sequence[str]) -> dict[str, str]:
+    """Short names ``m1``, ``m2`` ... of the models, when a label is too long to show whole.
+
+    A cut label loses the end of a difference (``"logisticregression__C=0.1 −…"``)
+    and cut labels can look the same, so then every model is written short and
+    the summary lists the names. Empty when every label fits (the usual case).
+    """
+    if all(len(label) <= _LABEL_WIDTH for label in labels):
+        return {}
+    models: list[str] = []
+    for weights in table_weights(table).values():
+        models += [m for _, m in parse_weights(weights) if m not in models]
+    return {m: f"m{i}" for i, m in enumerate(models, 1)}
+
+
 def _extra_dims(frame: pd.DataFrame) -> list[str]:
     from cvstats.results import FRAME_COLUMNS
 
@@ -170,6 +190,20 @@ def default_summary(table: ComparisonTable, precision: int = 4) -> Any:
     from statsmodels.iolib.table import SimpleTable
 
     comparisons, _ = comparison_rows(table)
+    levels = table.levels
+    level_frame = levels.to_frame() if levels is not None else None
+    unit = "model"
+    if level_frame is not None and "model" not in level_frame.columns:
+        unit = CONTRAST
+    weights = table_weights(table)
+    shown = [str(v) for v in comparisons["label"]] if len(comparisons) else []
+    if level_frame is not None:
+        shown += [str(v) for v in level_frame[unit]]
+    names = _short_names(table, shown)
+
+    def label_of(contrast: str) -> str:
+        return readable_label(contrast, weights.get(contrast), names)
+
     rec = table_recommendation(table)
     level = f"{100 * (1 - table.alpha):g}% CI"
     smry = _summary_class()()
@@ -190,7 +224,7 @@ def default_summary(table: ComparisonTable, precision: int = 4) -> Any:
             rows.append(
                 [
                     *(_short(str(r[d]), 12) for d in extra),
-                    _short(str(r["label"]), _LABEL_WIDTH),
+                    _short(label_of(str(r[CONTRAST])) if names else str(r["label"]), _LABEL_WIDTH),
                     name + _marker(name, table.target),
                     _fmt(float(r["estimate"]), precision),
                     _ci(float(r["ci_lower"]), float(r["ci_upper"]), precision),
@@ -206,15 +240,19 @@ def default_summary(table: ComparisonTable, precision: int = 4) -> Any:
                 title=f"Comparisons: {_short(table.formula, 60)}",
             )
         )
-    levels = table.levels
-    if levels is not None:
-        frame = levels.to_frame()
-        unit = "model" if "model" in frame.columns else CONTRAST
+    if levels is not None and level_frame is not None:
+        frame = level_frame
         lextra = [d for d in frame.columns if d not in levels.frame_columns and d != unit]
+
+        def level_label(value: Any) -> str:
+            if not names:
+                return str(value)
+            return names.get(str(value), str(value)) if unit == "model" else label_of(str(value))
+
         rows = [
             [
                 *(_short(str(r[d]), 12) for d in lextra),
-                _short(str(r[unit]), _LABEL_WIDTH),
+                _short(level_label(r[unit]), _LABEL_WIDTH),
                 _fmt(float(r["estimate"]), precision),
                 _ci(float(r["ci_lower"]), float(r["ci_upper"]), precision),
             ]
@@ -227,7 +265,11 @@ def default_summary(table: ComparisonTable, precision: int = 4) -> Any:
                 title=f"Per-model estimates ({levels.method}; not tests)",
             )
         )
-    text = ["Verdict:", *wrap_lines(str(table_verdict(table)), bullet=True)]
+    text = []
+    if names:  # the labels were cut alike: the models are written m1, m2 ... above
+        legend = "; ".join(f"{short} = {model}" for model, short in names.items())
+        text += wrap_lines(f"Models (names too long for the tables): {legend}.", bullet=False)
+    text += ["Verdict:", *wrap_lines(str(table_verdict(table)), bullet=True)]
     text += wrap_lines(_legend(table, rec), bullet=False)
     smry.add_extra_txt(text)
     return smry
@@ -269,7 +311,8 @@ def _legend(table: ComparisonTable, rec: Recommendation) -> str:
             f"{_HALF} estimates the error at training size n/2 = {halves[0].n1} (5x2 CV), "
             "not at the main block's n1."
         )
-    lines += [f"Note: {n}" for n in table.notes]
+    # (a note the verdict leads with as a caveat is not repeated)
+    lines += [f"Note: {n}" for n in table.notes if not n.startswith(MODELS_ON_THEIR_OWN)]
     lines.append("All rows and columns: summary(full=True) or to_frame().")
     return "\n".join(lines)
 
@@ -297,7 +340,8 @@ def table_verdict(table: ComparisonTable) -> Verdict:
 
     Under each sentence, the methods whose test decides otherwise at the
     table's level (marked † when they are liberal for the learners). A caveat
-    comes first when the design cannot answer the learner question.
+    comes first when the design cannot answer the learner question, and when a
+    cube of several models was compared as it is (each model on its own).
 
     Parameters
     ----------
@@ -316,6 +360,8 @@ def table_verdict(table: ComparisonTable) -> Verdict:
     dims = [c for c in frame.columns if c not in res.frame_columns]
     others = _significance(table, rec.method)
     lines = [f"Caveat: {rec.caveat}."] if rec.caveat else []
+    lines += [f"Caveat: {n}." for n in table.notes if n.startswith(MODELS_ON_THEIR_OWN)]
+    caveats = len(lines)
     for _, row in frame.iterrows():
         label = str(row[CONTRAST]) if CONTRAST in dims else str(res.loss)
         w = weights.get(label)
@@ -341,7 +387,7 @@ def table_verdict(table: ComparisonTable) -> Verdict:
             verb = "finds" if len(differ) == 1 else "find"
             finds = f"{verb} no difference" if mine else f"{verb} a difference"
             lines.append(f"  Disagreeing: {listed} {finds} at level {table.alpha:g}.")
-    if len(lines) == (1 if rec.caveat else 0):
+    if len(lines) == caveats:
         lines.append(
             "No comparison between models in this formula (only per-model levels); "
             "use 'loss ~ model' or cvstats.pairwise(cube) to compare them."

@@ -142,12 +142,13 @@ def parse_weights(weights: str) -> list[tuple[float, str]]:
     return terms
 
 
-def readable_label(label: str, weights: str | None) -> str:
+def readable_label(label: str, weights: str | None, names: Mapping[str, str] | None = None) -> str:
     """Return a contrast's label as people write it: ``"tree − logreg"``.
 
     A difference of two models is written positive model first; a single model
     by its name; other weights spelled out (``"0.5 a + 0.5 b − c"``); without
-    readable weights, the label itself.
+    readable weights, the label itself. ``names`` writes a model under another
+    name (a summary's short ``m1``, ``m2`` ...).
 
     Examples
     --------
@@ -155,10 +156,14 @@ def readable_label(label: str, weights: str | None) -> str:
     'tree − logreg'
     >>> readable_label("Intercept", "1*logreg")
     'logreg'
+    >>> readable_label("a - b", "1*a - 1*b", {"a": "m1", "b": "m2"})
+    'm1 − m2'
     """
     terms = parse_weights(weights) if weights else []
     if not terms:
         return label
+    if names:
+        terms = [(w, names.get(m, m)) for w, m in terms]
     pair = _pair(terms)
     if pair is not None:
         return f"{pair[0]} − {pair[1]}"

@@ -569,3 +569,22 @@ def test_error_fold_scores_with_label_columns():
     cube = from_cv_results(wide.set_index("fold"), **kw)
     xr.testing.assert_identical(cube, from_cv_results(scores, **kw))
     assert cube.model.values.tolist() == ["a", "b"]
+
+
+def test_default_score_when_the_grid_swaps_the_final_estimator():
+    from sklearn.pipeline import Pipeline
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+    pipe = Pipeline([("scale", StandardScaler()), ("clf", logreg())])
+    cv = ms.KFold(3, shuffle=True, random_state=0)
+    both = {"clf": [logreg(), DecisionTreeClassifier(max_depth=2, random_state=0)]}
+    search = ms.GridSearchCV(pipe, both, cv=cv).fit(X, Y)  # scoring=None: accuracy for both
+    cube = from_cv_results(search, X=X)
+    assert cube.name == "accuracy" and cube.attrs["greater_is_better"] == 1
+    np.testing.assert_array_equal(cube.values, split_columns(search.cv_results_, "score"))
+    # a classifier and a regressor: the candidates' scores are not one metric
+    mixed = {"clf": [logreg(), DecisionTreeRegressor(max_depth=2, random_state=0)]}
+    search = ms.GridSearchCV(pipe, mixed, cv=cv).fit(X, Y)
+    with pytest.raises(ArgumentError, match="own `score` method.*not all a classifier") as err:
+        from_cv_results(search, X=X)
+    assert "custom scorer" not in str(err.value)

@@ -426,3 +426,46 @@ def test_repeats_are_counted_in_words(repeats, words):
     verdict = str(cvstats.compare(cvstats.pairwise(cube)).verdict())
     assert f"corrected repeated 5-fold t, {words}" in verdict, verdict
     assert "1 repeats" not in verdict
+
+
+def test_a_cube_of_models_as_it_is_says_each_model_is_tested_on_its_own():
+    d = designs.kfold(N, 5, repeats=2, seed=0)
+    rng = np.random.default_rng(3)
+    scores = 0.8 + 0.01 * rng.standard_normal((d.sizes["split"], 2))
+    cube = cvstats.from_scores(scores, greater_is_better=True, design=d, models=["a", "b"])
+    cube.name = "roc_auc"
+    verdict = str(cvstats.compare(cube).verdict())
+    assert verdict.startswith("Caveat: each model is tested on its own against mu0 = 0"), verdict
+    assert "cvstats.compare(cvstats.pairwise(cube))" in verdict
+    assert "cvstats.compare('roc_auc ~ model', cube)" in verdict
+    # the results are those of the methods on the cube, as before
+    table = cvstats.compare(cube, methods=["corrected_repeated_kfold_t"])
+    alone = cvstats.corrected_repeated_kfold_t(cube)
+    np.testing.assert_array_equal(
+        table.results["corrected_repeated_kfold_t"].to_frame()["estimate"],
+        alone.to_frame()["estimate"],
+    )
+    # one model, or a contrast cube: no such caveat
+    for one in (cube.isel(model=[0]), cvstats.pairwise(cube)):
+        assert "tested on its own" not in str(cvstats.compare(one).verdict())
+
+
+def test_summary_writes_models_short_when_labels_are_too_long():
+    d = designs.kfold(N, 5, repeats=2, seed=0)
+    rng = np.random.default_rng(4)
+    names = [f"logisticregression__C={c}" for c in ("0.01", "0.1", "1")]
+    scores = 0.8 + 0.01 * rng.standard_normal((d.sizes["split"], 3))
+    cube = cvstats.from_scores(scores, greater_is_better=True, design=d, models=names)
+    text = cvstats.compare(cvstats.pairwise(cube)).summary().as_text()
+    assert "m1 − m2" in text and "m1 − m3" in text and "m2 − m3" in text, text
+    assert (
+        "Models (names too long for the tables): m1 = logisticregression__C=0.01; "
+        "m2 = logisticregression__C=0.1; m3 = logisticregression__C=1." in " ".join(text.split())
+    )
+    assert max(len(line) for line in text.splitlines()) <= 100
+    # the verdict keeps the full names
+    assert "logisticregression__C=0.1 has" in text
+    # short names that fit: unchanged, no legend
+    plain = cube.assign_coords(model=["a", "b", "c"])
+    text = cvstats.compare(cvstats.pairwise(plain)).summary().as_text()
+    assert "a − b" in text and "Models (" not in text
