@@ -860,8 +860,11 @@ def _check_finite(table: _Table, key: str) -> None:
         )
     raise CubeError(
         f"{who} has a NaN score in split {k} ({table.column(key, i, k)}; {int(bad.sum())} NaN "
-        f"score(s) in all): its fit or scoring failed (error_score=nan), and a score cube "
-        f"needs every split's score of every model. {fix}"
+        f"score(s) in all): its fit or scoring failed (error_score=nan), or the metric is "
+        "undefined on that split's test set (scikit-learn then warns and scores NaN, e.g. a "
+        "ROC AUC on a test set of one class, as leave-one-out gives); a score cube needs "
+        f"every split's score of every model. {fix} For a metric undefined on small test "
+        "sets, use test sets holding every class (e.g. StratifiedKFold) or another metric."
     )
 
 

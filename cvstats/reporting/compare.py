@@ -21,7 +21,7 @@ import xarray as xr
 from cvstats.cube import unit_dim
 from cvstats.cube.formula import contrasts, parse_formula, select_loss
 from cvstats.cube.known import Facts, recall, scope, settle
-from cvstats.cube.schema import CONTRAST, MODEL
+from cvstats.cube.schema import CONTRAST, MODEL, N_TEST, SPLIT
 from cvstats.cube.score import examples_refusal, is_score
 from cvstats.cube.validation import check_finite_means, validated
 from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, ZeroVarianceWarning
@@ -41,7 +41,7 @@ from cvstats.reporting.decision import (
 from cvstats.reporting.formatting import latex_escape
 from cvstats.results import FRAME_COLUMNS, InferenceResult
 from cvstats.results.base import latex_unicode, ordered_columns
-from cvstats.results.verdict import Verdict, readable_label
+from cvstats.results.verdict import Verdict, is_level, readable_label
 
 __all__ = ["METHODS", "TARGETS", "ComparisonTable", "compare", "applicable_methods"]
 
@@ -367,6 +367,35 @@ def _resolve_cube(
     )
 
 
+_LEAVE_ONE_OUT = (
+    "every split tests one example (leave-one-out): the correction's ρ0 = n2/n = 1/n lies "
+    "far outside the designs where it was checked (Nadeau & Bengio 2003; Bouckaert & Frank "
+    "2004), and the errors of the folds are correlated (Bengio & Grandvalet 2004), so read "
+    "these p-values as optimistic; repeated 5- or 10-fold cross-validation gives checked tests"
+)
+
+
+def _reading_notes(cube: xr.DataArray, alpha: float, *, own: bool) -> list[str]:
+    """Return notes on reading the table: many comparisons at once, leave-one-out."""
+    notes = []
+    weights = cube.coords.get("weights")
+    if weights is not None and not own:
+        compared = [w for w in np.asarray(weights.values).ravel().tolist() if not is_level(w)]
+        if len(compared) > 1:
+            notes.append(
+                f"{len(compared)} comparisons, each tested at level {alpha:g} with no "
+                "adjustment for multiple comparisons; for a statement about all of them at "
+                "once, adjust the p-values of the verdict's method (e.g. statsmodels.stats."
+                "multitest.multipletests(p, method='holm'))"
+            )
+    n_test = cube.coords.get(N_TEST)
+    if n_test is not None and n_test.dims == (SPLIT,):
+        main = np.asarray(cube.coords["block"].values) == "main"
+        if main.any() and (np.asarray(n_test.values)[main] == 1).all():
+            notes.append(_LEAVE_ONE_OUT)
+    return notes
+
+
 def _method_names(
     cube: xr.DataArray, methods: Sequence[str] | None, target: str, options: dict[str, Any]
 ) -> tuple[list[str], list[str]]:
@@ -386,7 +415,16 @@ def _method_names(
             if n not in names
         ]
         why = {n: METHODS[n].refusal(options) or METHODS[n].cube_refusal(cube) for n in names}
-        notes += [f"{n} left out: {reason}" for n, reason in why.items() if reason]
+        # one note per reason, naming every method it drops ("a, b left out: each needs ...")
+        alike: dict[str, list[str]] = {}
+        for n, reason in why.items():
+            if reason:
+                alike.setdefault(reason.removeprefix(f"{n} "), []).append(n)
+        for rest, ns in alike.items():
+            reason = why[ns[0]]
+            if len(ns) > 1 and reason != rest:
+                reason = f"each {rest}"
+            notes.append(f"{', '.join(ns)} left out: {reason}")
         names = [n for n in names if not why[n]]
         if not names:
             raise ArgumentError(
@@ -514,6 +552,7 @@ def compare(
                 results[name] = spec.func(sub, **spec.fixed, **options)
     supported = tuple(applicable_methods(cube, target))
     left_out = () if methods is not None else tuple(n for n in supported if n not in results)
+    notes += _reading_notes(cube, alpha, own=bool(own))
     levels = None
     if isinstance(formula, str):
         rec = recommend(results, target, design_supports=supported, left_out=left_out).method

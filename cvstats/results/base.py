@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import numbers
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape as html_escape
 from typing import Any, ClassVar, NamedTuple
 
@@ -401,6 +401,24 @@ HTML_ROWS = 20
 _ELLIPSIS = "…"
 _CELL = 40
 _LINE = 160
+
+
+def measured_row(name: str, attrs: Mapping[str, Any]) -> tuple[str, str]:
+    """Return the summary row naming what a result measures: a loss, or a score and its way.
+
+    A score cube's attrs (kept on a result's values) carry ``greater_is_better``.
+
+    Examples
+    --------
+    >>> measured_row("roc_auc", {"greater_is_better": 1})
+    ('Score:', 'roc_auc (larger is better)')
+    >>> measured_row("zero_one", {})
+    ('Loss:', 'zero_one')
+    """
+    if "greater_is_better" in attrs:
+        way = "larger" if int(attrs["greater_is_better"]) else "smaller"
+        return "Score:", f"{name} ({way} is better)"
+    return "Loss:", name
 
 
 def _wrapped(text: str, width: int = 100) -> list[str]:

@@ -22,6 +22,7 @@ from cvstats.results.base import (
     ConfidenceInterval,
     Result,
     bounds,
+    measured_row,
     split_interval,
     tidy_frame,
 )
@@ -202,7 +203,7 @@ class BayesianResult(Result):
         low, high = self.rope
         return [
             ("Method:", self.title),
-            ("Loss:", self.loss),
+            measured_row(self.loss, self.mean.attrs),
             ("Rope:", f"({low:g}, {high:g})"),
             ("ρ:", f"{self.rho:.4g}"),
             ("n1, n2:", f"{self.n1}, {self.n2}"),

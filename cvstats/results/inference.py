@@ -24,6 +24,7 @@ from cvstats.results.base import (
     ConfidenceInterval,
     Result,
     bounds,
+    measured_row,
     split_interval,
     tidy_frame,
 )
@@ -221,7 +222,7 @@ class InferenceResult(Result):
     def _summary_info(self, alpha: float | None = None) -> list[tuple[str, str]]:
         return [
             ("Method:", self.title),
-            ("Loss:", self.loss),
+            measured_row(self.loss, self.estimate.attrs),
             ("Estimand:", self.estimand_label),
             ("Target:", self.target),
             ("n1, n2:", f"{self.n1}, {self.n2}"),

@@ -469,3 +469,72 @@ def test_summary_writes_models_short_when_labels_are_too_long():
     plain = cube.assign_coords(model=["a", "b", "c"])
     text = cvstats.compare(cvstats.pairwise(plain)).summary().as_text()
     assert "a − b" in text and "Models (" not in text
+
+
+@pytest.mark.parametrize("greater_is_better", [True, False])
+def test_a_result_on_scores_names_a_score_not_a_loss(greater_is_better):
+    d = designs.kfold(N, 5, repeats=2, seed=0)
+    rng = np.random.default_rng(5)
+    scores = 0.8 + 0.01 * rng.standard_normal((d.sizes["split"], 2))
+    cube = cvstats.from_scores(
+        scores, greater_is_better=greater_is_better, design=d, models=["a", "b"], name="auc"
+    )
+    way = "larger" if greater_is_better else "smaller"
+    for res in (
+        cvstats.corrected_repeated_kfold_t(cvstats.pairwise(cube)),
+        cvstats.bayesian_correlated_t(cvstats.pairwise(cube), rope=0.01),
+    ):
+        text = res.summary().as_text()
+        assert re.search(rf"Score:\s+auc \({way} is better\)", text), text
+        assert "Loss:" not in text
+    losses = np.random.default_rng(6).random((d.sizes["split"], N, 2))
+    loss_cube = cvstats.from_arrays(losses, design=d, models=["a", "b"], name="zero_one")
+    text = cvstats.corrected_repeated_kfold_t(cvstats.pairwise(loss_cube)).summary().as_text()
+    assert "Loss:" in text and "Score:" not in text
+
+
+def test_notes_on_many_comparisons_and_leave_one_out():
+    d = designs.kfold(N, 5, repeats=2, seed=0)
+    rng = np.random.default_rng(7)
+    scores = 0.8 + 0.01 * rng.standard_normal((d.sizes["split"], 3))
+    cube = cvstats.from_scores(scores, greater_is_better=True, design=d, models=["a", "b", "c"])
+    many = cvstats.compare(cvstats.pairwise(cube), alpha=0.1)
+    assert any(
+        n.startswith("3 comparisons, each tested at level 0.1 with no adjustment")
+        for n in many.notes
+    )
+    assert "3 comparisons, each tested" in many.summary().as_text()
+    # two models, one comparison: no such note
+    one = cvstats.compare(cvstats.pairwise(cube.isel(model=[0, 1])))
+    assert not any("comparisons, each tested" in n for n in one.notes)
+    # leave-one-out: one example per test set
+    n = 30
+    loo = designs.kfold(n, n, seed=0)
+    assert (loo["test"].sum("example").values == 1).all()
+    cube = cvstats.from_scores(
+        rng.integers(0, 2, (n, 2)).astype(float),
+        greater_is_better=True,
+        design=loo,
+        models=["a", "b"],
+    )
+    notes = cvstats.compare(cvstats.pairwise(cube)).notes
+    assert any(n.startswith("every split tests one example (leave-one-out)") for n in notes)
+    assert not any("leave-one-out" in n for n in one.notes)
+
+
+def test_methods_left_out_for_one_reason_share_a_note():
+    from sklearn.model_selection import TimeSeriesSplit
+
+    d = designs.from_splitter(TimeSeriesSplit(4), np.zeros((N, 1)))
+    rng = np.random.default_rng(8)
+    cube = cvstats.from_scores(
+        0.8 + 0.01 * rng.standard_normal((d.sizes["split"], 2)),
+        greater_is_better=True,
+        design=d,
+        models=["a", "b"],
+    )
+    with pytest.raises(cvstats.ArgumentError, match="no method applies") as err:
+        cvstats.compare(cvstats.pairwise(cube))
+    text = str(err.value)
+    assert "resampled_t, corrected_resampled_t left out: each pools the splits" in text
+    assert text.count("pools the splits as exchangeable") == 1
