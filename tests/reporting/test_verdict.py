@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy import stats
-from sklearn.model_selection import GroupKFold
+from sklearn.model_selection import GroupKFold, TimeSeriesSplit
 
 import cvstats
 from cvstats import designs
@@ -60,6 +60,15 @@ def nb_cube():
 
 
 # --- the default view ------------------------------------------------------------
+
+
+def score_cube(design, models=("a", "b"), seed=0, greater_is_better=True, **kw):
+    """A score cube of ``design``: scores 0.8 +- 0.01, one column per model."""
+    rng = np.random.default_rng(seed)
+    scores = 0.8 + 0.01 * rng.standard_normal((design.sizes["split"], len(models)))
+    return cvstats.from_scores(
+        scores, greater_is_better=greater_is_better, design=design, models=list(models), **kw
+    )
 
 
 def test_default_summary_width_and_no_intercept_test(nb_cube):
@@ -204,13 +213,7 @@ def test_caveat_when_the_learner_methods_were_left_out_for_the_cube():
     groups = np.arange(N) % 9
     d = designs.from_splitter(GroupKFold(4), np.zeros((N, 1)), groups=groups)
     assert len(set(d.n_test.values.tolist())) > 1
-    rng = np.random.default_rng(2)
-    cube = cvstats.from_scores(
-        0.8 + 0.01 * rng.standard_normal((d.sizes["split"], 2)),
-        greater_is_better=True,
-        design=d,
-        models=["a", "b"],
-    )
+    cube = score_cube(d, seed=2)
     table = cvstats.compare(cvstats.pairwise(cube))
     assert "corrected_repeated_kfold_t" in table.left_out
     assert any(n.startswith("corrected_repeated_kfold_t left out") for n in table.notes)
@@ -418,9 +421,7 @@ def test_fit_rho_verdict_says_where_rho_lies(rho, word):
 @pytest.mark.parametrize(("repeats", "words"), [(1, "1 repeat"), (3, "3 repeats")])
 def test_repeats_are_counted_in_words(repeats, words):
     d = designs.kfold(N, 5, repeats=repeats, seed=0)
-    rng = np.random.default_rng(1)
-    scores = 0.8 + 0.01 * rng.standard_normal((d.sizes["split"], 2))
-    cube = cvstats.from_scores(scores, greater_is_better=True, design=d, models=["a", "b"])
+    cube = score_cube(d, seed=1)
     res = cvstats.corrected_repeated_kfold_t(cvstats.pairwise(cube))
     assert res.title.endswith(f"(Bouckaert & Frank), {words}"), res.title
     verdict = str(cvstats.compare(cvstats.pairwise(cube)).verdict())
@@ -430,9 +431,7 @@ def test_repeats_are_counted_in_words(repeats, words):
 
 def test_a_cube_of_models_as_it_is_says_each_model_is_tested_on_its_own():
     d = designs.kfold(N, 5, repeats=2, seed=0)
-    rng = np.random.default_rng(3)
-    scores = 0.8 + 0.01 * rng.standard_normal((d.sizes["split"], 2))
-    cube = cvstats.from_scores(scores, greater_is_better=True, design=d, models=["a", "b"])
+    cube = score_cube(d, seed=3)
     cube.name = "roc_auc"
     verdict = str(cvstats.compare(cube).verdict())
     assert verdict.startswith("Caveat: each model is tested on its own against mu0 = 0"), verdict
@@ -452,10 +451,8 @@ def test_a_cube_of_models_as_it_is_says_each_model_is_tested_on_its_own():
 
 def test_summary_writes_models_short_when_labels_are_too_long():
     d = designs.kfold(N, 5, repeats=2, seed=0)
-    rng = np.random.default_rng(4)
     names = [f"logisticregression__C={c}" for c in ("0.01", "0.1", "1")]
-    scores = 0.8 + 0.01 * rng.standard_normal((d.sizes["split"], 3))
-    cube = cvstats.from_scores(scores, greater_is_better=True, design=d, models=names)
+    cube = score_cube(d, names, seed=4)
     text = cvstats.compare(cvstats.pairwise(cube)).summary().as_text()
     assert "m1 − m2" in text and "m1 − m3" in text and "m2 − m3" in text, text
     assert (
@@ -474,11 +471,7 @@ def test_summary_writes_models_short_when_labels_are_too_long():
 @pytest.mark.parametrize("greater_is_better", [True, False])
 def test_a_result_on_scores_names_a_score_not_a_loss(greater_is_better):
     d = designs.kfold(N, 5, repeats=2, seed=0)
-    rng = np.random.default_rng(5)
-    scores = 0.8 + 0.01 * rng.standard_normal((d.sizes["split"], 2))
-    cube = cvstats.from_scores(
-        scores, greater_is_better=greater_is_better, design=d, models=["a", "b"], name="auc"
-    )
+    cube = score_cube(d, seed=5, greater_is_better=greater_is_better, name="auc")
     way = "larger" if greater_is_better else "smaller"
     for res in (
         cvstats.corrected_repeated_kfold_t(cvstats.pairwise(cube)),
@@ -495,9 +488,7 @@ def test_a_result_on_scores_names_a_score_not_a_loss(greater_is_better):
 
 def test_notes_on_many_comparisons_and_leave_one_out():
     d = designs.kfold(N, 5, repeats=2, seed=0)
-    rng = np.random.default_rng(7)
-    scores = 0.8 + 0.01 * rng.standard_normal((d.sizes["split"], 3))
-    cube = cvstats.from_scores(scores, greater_is_better=True, design=d, models=["a", "b", "c"])
+    cube = score_cube(d, ["a", "b", "c"], seed=7)
     many = cvstats.compare(cvstats.pairwise(cube), alpha=0.1)
     assert any(
         n.startswith("3 comparisons, each tested at level 0.1 with no adjustment")
@@ -512,7 +503,7 @@ def test_notes_on_many_comparisons_and_leave_one_out():
     loo = designs.kfold(n, n, seed=0)
     assert (loo["test"].sum("example").values == 1).all()
     cube = cvstats.from_scores(
-        rng.integers(0, 2, (n, 2)).astype(float),
+        np.random.default_rng(7).integers(0, 2, (n, 2)).astype(float),
         greater_is_better=True,
         design=loo,
         models=["a", "b"],
@@ -523,16 +514,8 @@ def test_notes_on_many_comparisons_and_leave_one_out():
 
 
 def test_methods_left_out_for_one_reason_share_a_note():
-    from sklearn.model_selection import TimeSeriesSplit
-
     d = designs.from_splitter(TimeSeriesSplit(4), np.zeros((N, 1)))
-    rng = np.random.default_rng(8)
-    cube = cvstats.from_scores(
-        0.8 + 0.01 * rng.standard_normal((d.sizes["split"], 2)),
-        greater_is_better=True,
-        design=d,
-        models=["a", "b"],
-    )
+    cube = score_cube(d, seed=8)
     with pytest.raises(cvstats.ArgumentError, match="no method applies") as err:
         cvstats.compare(cvstats.pairwise(cube))
     text = str(err.value)
