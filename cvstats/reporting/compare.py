@@ -183,7 +183,8 @@ class ComparisonTable:
             else "conditional error of the models trained on these data"
         )
         return (
-            f"{self.formula}: {len(self.results)} methods, H0: μ = {self.mu0:g}, "
+            f"{self.formula}: {len(self.results)} method{'' if len(self.results) == 1 else 's'}, "
+            f"H0: μ = {self.mu0:g}, "
             f"{100 * (1 - self.alpha):g}% intervals; target: {what}."
         )
 

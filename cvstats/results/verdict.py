@@ -80,21 +80,33 @@ class Quantity:
     points : bool
         Whether values are error rates, shown in percent and differences in
         percentage points.
+    negated : bool
+        Whether the values are a loss negated (scikit-learn's ``neg_*`` scorers):
+        the sentences speak of the loss itself (``noun`` without ``neg_``), its
+        values and intervals negated back; ``higher_is_better`` stays the
+        direction of the values (True), which decides who is better.
     """
 
     noun: str
     higher_is_better: bool = False
     points: bool = False
+    negated: bool = False
 
     def amount(self, value: float, decimals: int) -> str:
         """Format a value (a level) in the quantity's unit."""
         if self.points:
             return f"{_num(100 * value, decimals)}%"
-        return _num(value, decimals)
+        return _num(self.scale(value), decimals)
 
     def scale(self, value: float) -> float:
-        """Return the value in display units (percent for error rates)."""
-        return 100 * value if self.points else value
+        """Return the value in display units (percent for error rates; a loss un-negated)."""
+        value = 100 * value if self.points else value
+        return -value if self.negated else value
+
+    def bounds(self, low: float, high: float) -> tuple[float, float]:
+        """Return an interval in display units, lower bound first."""
+        lo, hi = self.scale(low), self.scale(high)
+        return (hi, lo) if self.negated else (lo, hi)
 
 
 def quantity_of(attrs: Mapping[str, Any], loss: str) -> Quantity:
@@ -114,7 +126,10 @@ def quantity_of(attrs: Mapping[str, Any], loss: str) -> Quantity:
     """
     if "greater_is_better" in attrs:
         metric = str(attrs.get("metric", loss))
-        return Quantity(metric, bool(int(attrs["greater_is_better"])))
+        higher = bool(int(attrs["greater_is_better"]))
+        if higher and metric.startswith("neg_") and len(metric) > 4:  # a loss, negated
+            return Quantity(metric[4:], True, negated=True)
+        return Quantity(metric, higher)
     name = str(attrs.get("loss", loss))
     if name in ERROR_LOSSES:
         return Quantity("error", False, True)
@@ -279,7 +294,7 @@ def pvalue_text(p: float, alpha: float) -> str:
 
 
 def _interval_text(ev: Evidence, q: Quantity, decimals: int, level: float, unit: str = "") -> str:
-    lo, hi = q.scale(ev.low), q.scale(ev.high)
+    lo, hi = q.bounds(ev.low, ev.high)
     if np.isnan(lo) or np.isnan(hi):
         return ""
     if not np.isfinite(lo) and np.isfinite(hi):
@@ -389,11 +404,11 @@ def posterior_sentence(
     mean = q.scale(row["mean"])
     decimals = _decimals(mean, q.scale(row["ci_lower"]), q.scale(row["ci_upper"]))
     level = 100 * (1 - alpha)
-    cred = f"{level:g}% credible interval {_num(q.scale(row['ci_lower']), decimals)} to "
-    cred += _num(q.scale(row["ci_upper"]), decimals)
+    low, high = q.bounds(row["ci_lower"], row["ci_upper"])
+    cred = f"{level:g}% credible interval {_num(low, decimals)} to {_num(high, decimals)}"
     pair = _pair(parse_weights(weights) if weights else [])
     a, b = pair if pair is not None else (readable_label(label, weights), "")
-    width = _num(q.scale(max(abs(rope[0]), abs(rope[1]))), decimals)
+    width = _num(abs(q.scale(max(abs(rope[0]), abs(rope[1])))), decimals)
     unit = " points" if q.points else ""
     left_better = not q.higher_is_better  # left of the rope: a − b < rope[0]
     probs = {
@@ -415,7 +430,9 @@ def posterior_sentence(
             "right": "above the rope",
         }
         said = f"{a}: posterior mean {_num(mean, decimals)}"
-    odds = ", ".join(f"P({names[k]}) = {probs[k]:.2f}" for k in ("left", "rope", "right"))
+    # the regions in the order of the values shown (a negated loss shows them reversed)
+    order = ("right", "rope", "left") if q.negated else ("left", "rope", "right")
+    odds = ", ".join(f"P({names[k]}) = {probs[k]:.2f}" for k in order)
     best = max(probs, key=lambda k: probs[k])
     if probs[best] >= 0.95:
         decision = f"decision: {names[best]} (probability at least 0.95)"

@@ -147,3 +147,10 @@ def test_cli_table_formats(cube, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "No comparison between models" in out and "conservative_z" not in out
     assert "tree" in out and "model[tree]" not in out  # labels people read
+
+
+def test_caption_counts_methods_in_words(cube):
+    one = cvstats.compare("loss ~ model", cube, methods=["resampled_t"])
+    two = cvstats.compare("loss ~ model", cube, methods=["resampled_t", "corrected_resampled_t"])
+    assert "loss ~ model: 1 method, H0" in one.to_markdown()
+    assert "loss ~ model: 2 methods, H0" in two.to_markdown()

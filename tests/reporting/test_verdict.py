@@ -521,3 +521,27 @@ def test_methods_left_out_for_one_reason_share_a_note():
     text = str(err.value)
     assert "resampled_t, corrected_resampled_t left out: each pools the splits" in text
     assert text.count("pools the splits as exchangeable") == 1
+
+
+def test_a_negated_loss_is_worded_as_the_loss():
+    # scikit-learn's neg_* scorers: the sentences speak of the loss, as for the loss itself
+    d = designs.kfold(N, 5, repeats=3, seed=0)
+    rng = np.random.default_rng(9)
+    mse = np.stack([3000 + 300 * rng.standard_normal(15), 3200 + 300 * rng.standard_normal(15)], 1)
+    kw = {"design": d, "models": ["ols", "ridge"]}
+    neg = cvstats.from_scores(-mse, greater_is_better=True, name="neg_mean_squared_error", **kw)
+    loss = cvstats.from_scores(mse, greater_is_better=False, name="mean_squared_error", **kw)
+    for make in (
+        lambda c: cvstats.compare(cvstats.pairwise(c)).verdict(),
+        lambda c: cvstats.compare(f"{c.name} ~ model", c).verdict(),
+        lambda c: cvstats.bayesian_correlated_t(cvstats.pairwise(c), rope=50).verdict(),
+    ):
+        got, want = str(make(neg)), str(make(loss))
+        assert got == want, (got, want)
+    # one-sided: "greater" on the negated values is "less" on the loss
+    got = cvstats.compare(cvstats.pairwise(neg), alternative="greater").verdict()
+    want = cvstats.compare(cvstats.pairwise(loss), alternative="less").verdict()
+    assert str(got) == str(want) and "upper bound" in str(got)
+    text = str(cvstats.compare(cvstats.pairwise(neg)).verdict())
+    assert "lower mean_squared_error" in text or "higher mean_squared_error" in text
+    assert "neg_" not in text
