@@ -52,7 +52,9 @@ _SPLIT_COLUMN = re.compile(r"^split(\d+)_test_(.+)$")
 _CUSTOM = "<custom scorer>"
 #: ``scoring=None`` and the candidates' own ``score`` methods are not one known metric.
 _OWN_SCORE = "<the estimators' score methods>"
-_UNNAMED = (_CUSTOM, _OWN_SCORE)
+#: The scorer of a metric is a scorer object of ``make_scorer`` (greater-is-better values).
+_MADE = "<a make_scorer scorer>"
+_UNNAMED = (_CUSTOM, _OWN_SCORE, _MADE)
 
 _MAKE_SCORER_NOTE = (
     "(values of a scorer made by sklearn.metrics.make_scorer are greater-is-better whatever "
@@ -122,10 +124,15 @@ def _search_scorers(search: Any) -> dict[str, str]:
     if isinstance(scoring, str):
         return {"score": scoring}
     if isinstance(scoring, Mapping):
-        return {str(k): v if isinstance(v, str) else _CUSTOM for k, v in scoring.items()}
+        return {str(k): v if isinstance(v, str) else _custom(v) for k, v in scoring.items()}
     if isinstance(scoring, list | tuple | set | frozenset):
         return {str(s): str(s) for s in scoring}
-    return {} if getattr(search, "multimetric_", False) else {"score": _CUSTOM}
+    return {} if getattr(search, "multimetric_", False) else {"score": _custom(scoring)}
+
+
+def _custom(scorer: Any) -> str:
+    """Mark a scorer object: one of ``make_scorer`` (its values greater-is-better), or not."""
+    return _MADE if is_sklearn_scorer(scorer) else _CUSTOM
 
 
 def _is_search(obj: Any) -> bool:
@@ -484,7 +491,7 @@ def _read(results: Any, iteration: Any, candidates: Any) -> tuple[_Table, Any]:
             return _read_cross_validate({"model0": results}, single=True), None
         if results and all(isinstance(v, Mapping) for v in results.values()):
             return _read_cross_validate(results, single=False), None
-        _check_score_columns(keys, given)
+        _check_score_columns(results, given)
         if results and all(_is_1d_numbers(v) for v in results.values()):
             return _read_arrays(results, single=False), None
     elif extra:
@@ -500,18 +507,32 @@ def _read(results: Any, iteration: Any, candidates: Any) -> tuple[_Table, Any]:
     )
 
 
-#: columns that label the rows of a table of fold scores; never a model's scores
+#: columns that label the rows of a table of fold scores (when their values are labels)
 _LABEL_COLUMNS = frozenset({"fold", "split", "repeat", "model", "metric", "dataset", "index"})
 _FROM_SCORES = (
-    " For a table of fold scores with label columns (one row per split and model, or a "
-    "fold column), use cvstats.from_scores(frame, ...), or move the labels to the index "
+    " For a table of fold scores in rows (columns 'split', 'model' and the score), use "
+    "cvstats.from_scores(frame, ...); or move the labels to the index "
     "(frame.set_index('fold')) so that each column is one model's scores."
 )
 
 
-def _check_score_columns(keys: list[str], given: str) -> None:
-    """Refuse scores by model with a column that labels rows (it would become a model)."""
-    labels = [k for k in keys if k.lower() in _LABEL_COLUMNS]
+def _is_label_column(key: str, values: Any) -> bool:
+    """Tell a column of row labels (a fold number, a saved index) from a model's scores."""
+    name = key.lower()
+    if name.startswith("unnamed:") or name in ("level_0", "index"):  # a saved index
+        return True
+    if name not in _LABEL_COLUMNS:
+        return False
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "fiub":  # names, not scores
+        return True
+    finite = arr[np.isfinite(arr)] if arr.dtype.kind == "f" else arr
+    return bool(finite.size) and bool((finite == np.round(finite)).all() and finite.max() > 1)
+
+
+def _check_score_columns(results: Mapping[str, Any], given: str) -> None:
+    """Refuse scores by model with a column of row labels (it would become a model)."""
+    labels = [str(k) for k, v in results.items() if _is_label_column(str(k), v)]
     if labels:
         raise CvstatsTypeError(
             f"`results` (a {given}) has the column(s) {labels}, which label rows: read as "
@@ -604,7 +625,7 @@ def _select(
             if known_scorer is not None
             else (scorer is None and is_sklearn_scorer(name))
         )
-        if scorer == _CUSTOM:
+        if scorer in (_CUSTOM, _MADE):
             why = f"the search scored {name!r} with a custom scorer (a callable)"
         elif scorer == _OWN_SCORE:
             why = (
@@ -623,33 +644,40 @@ def _select(
             hint=f"{hint} {_MAKE_SCORER_NOTE}",
         )
         if not direction and not sklearn:
-            _check_not_negated(table, key, name)
+            _check_not_negated(table, key, name, made=scorer == _MADE)
         out.append((key, name, label, direction))
     return out, many
 
 
-def _check_not_negated(table: _Table, key: str, name: str) -> None:
-    """Refuse ``greater_is_better=False`` for scores that look like scikit-learn's negated losses.
+def _check_not_negated(table: _Table, key: str, name: str, *, made: bool = False) -> None:
+    """Question ``greater_is_better=False`` for scores that look like negated losses.
 
     Every scikit-learn scorer gives greater-is-better values, a loss negated
-    (``neg_mean_squared_error``); a user who reads "MSE is an error" would pass
-    False for them and reverse every verdict. Scores that are all <= 0, some
-    < 0, are such negated losses far more often than a loss that is negative,
-    so they are refused with the way out of either case.
+    (``neg_mean_squared_error``, any ``make_scorer(..., greater_is_better=False)``);
+    a user who reads "MSE is an error" would pass False for them and reverse
+    every verdict. Scores that are all <= 0, some < 0, are usually such negated
+    losses, but a plain callable may return a loss that is negative (a log
+    density): a name ``neg_*`` or a ``make_scorer`` scorer (``made``) with False
+    is refused, anything else warned of.
     """
     values = table.values[key]
     finite = values[np.isfinite(values)]
     if not finite.size or finite.max() > 0 or not (finite < 0).any():
         return
-    raise ArgumentError(
+    problem = (
         f"`greater_is_better` is False for the metric {name!r}, but its scores from the "
         f"{table.source} are all <= 0 (from {finite.min():.4g} to {finite.max():.4g}): "
         "they look like a scikit-learn loss negated (neg_mean_squared_error, neg_log_loss, "
-        "neg_mean_absolute_error, ...), whose values are greater-is-better, so that False "
-        "would reverse every verdict. Pass greater_is_better=True for them (or, for "
-        "single-metric results, metric='<the scorer's name>', e.g. "
-        "metric='neg_mean_squared_error'). If your scorer is a plain callable that "
-        "returns a loss that is negative, negate the scores and pass greater_is_better=True."
+        "any make_scorer(..., greater_is_better=False)), whose values are greater-is-better, "
+        "and for them that False reverses every verdict: pass greater_is_better=True"
+    )
+    if made or name.startswith("neg_") or key.startswith("neg_"):
+        raise ArgumentError(f"{problem}.")
+    warnings.warn(
+        f"{problem}. Ignore this only if the scorer is a plain callable that returns a loss "
+        "that is negative (e.g. a negative log density), where False is right.",
+        CvstatsWarning,
+        stacklevel=4,
     )
 
 

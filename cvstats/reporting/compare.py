@@ -21,7 +21,7 @@ import xarray as xr
 from cvstats.cube import unit_dim
 from cvstats.cube.formula import contrasts, parse_formula, select_loss
 from cvstats.cube.known import Facts, recall, scope, settle
-from cvstats.cube.schema import CONTRAST, MODEL, N_TEST, SPLIT
+from cvstats.cube.schema import CONTRAST, EXAMPLE, MODEL, N_TEST, SPLIT
 from cvstats.cube.score import examples_refusal, is_score
 from cvstats.cube.validation import check_finite_means, validated
 from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, ZeroVarianceWarning
@@ -381,10 +381,13 @@ def _reading_notes(cube: xr.DataArray, alpha: float, *, own: bool) -> list[str]:
     notes = []
     weights = cube.coords.get("weights")
     if weights is not None and not own:
-        compared = [w for w in np.asarray(weights.values).ravel().tolist() if not is_level(w)]
+        values = np.asarray(weights.values).ravel().tolist()
+        compared = [w for w in values if not is_level(str(w))]
         if len(compared) > 1:
+            extra = [str(d) for d in cube.dims if d not in (SPLIT, EXAMPLE, CONTRAST)]
+            each = f" (for each {', '.join(extra)})" if extra else ""
             notes.append(
-                f"{len(compared)} comparisons, each tested at level {alpha:g} with no "
+                f"{len(compared)} comparisons{each}, each tested at level {alpha:g} with no "
                 "adjustment for multiple comparisons; for a statement about all of them at "
                 "once, adjust the p-values of the verdict's method (e.g. statsmodels.stats."
                 "multitest.multipletests(p, method='holm'))"
@@ -529,8 +532,12 @@ def compare(
     if isinstance(formula, xr.DataArray) and MODEL in formula.dims and formula.sizes[MODEL] > 1:
         own = [
             f"{MODELS_ON_THEIR_OWN} = {mu0:g} (a cube of models is compared as it is); to "
-            "compare the models with one another, call cvstats.compare(cvstats.pairwise(cube)) "
-            f"or cvstats.compare({f'{formula.name} ~ model'!r}, cube)"
+            "compare the models with one another, call cvstats.compare(cvstats.pairwise(cube))"
+            + (
+                f" or cvstats.compare({f'{formula.name} ~ model'!r}, cube)"
+                if str(formula.name).isidentifier()
+                else ""
+            )
         ]
     results: dict[str, InferenceResult] = {}
     with scope(cube, facts):  # one validation, and the split means computed once

@@ -135,14 +135,26 @@ def _short_names(table: ComparisonTable, labels: Sequence[str]) -> dict[str, str
 
     A cut label loses the end of a difference (``"logisticregression__C=0.1 −…"``)
     and cut labels can look the same, so then every model is written short and
-    the summary lists the names. Empty when every label fits (the usual case).
+    the summary lists the names. Empty when every label fits (the usual case),
+    or when the models' names are short already (a long label is then a long
+    coding, which short names would not shorten).
     """
     if all(len(label) <= _LABEL_WIDTH for label in labels):
         return {}
     models: list[str] = []
     for weights in table_weights(table).values():
         models += [m for _, m in parse_weights(weights) if m not in models]
-    return {m: f"m{i}" for i, m in enumerate(models, 1)}
+    if not models:  # a cube of models compared as it is: its labels are the models
+        models = list(dict.fromkeys(labels))
+    if max(len(m) for m in models) <= 6:
+        return {}
+    taken = set(models)
+    prefix = next(
+        p
+        for p in ("m", "M", "model ", "#")
+        if not taken & {f"{p}{i}" for i in range(1, len(models) + 1)}
+    )
+    return {m: f"{prefix}{i}" for i, m in enumerate(models, 1)}
 
 
 def _extra_dims(frame: pd.DataFrame) -> list[str]:
@@ -202,6 +214,8 @@ def default_summary(table: ComparisonTable, precision: int = 4) -> Any:
     names = _short_names(table, shown)
 
     def label_of(contrast: str) -> str:
+        if contrast not in weights:  # no weights: the label is a model's name, or its own
+            return names.get(contrast, contrast)
         return readable_label(contrast, weights.get(contrast), names)
 
     rec = table_recommendation(table)

@@ -35,10 +35,7 @@ def test_import_cvstats_defers_the_heavy_libraries():
             "scipy.stats",
         ),
         (
-            "import cvstats\n"
-            "from sklearn.tree import DecisionTreeClassifier\n"
-            "cvstats.designs.collect._check_learners("
-            "{'a': DecisionTreeClassifier()}, needs_proba=False)",
+            "import cvstats\ncvstats.designs.collect._resolve_scoring('roc_auc', None, None)",
             "sklearn",
         ),
     ],

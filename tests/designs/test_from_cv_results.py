@@ -531,21 +531,28 @@ def test_error_false_for_negated_losses(grid_kfold):
     mae = make_scorer(mean_absolute_error, greater_is_better=False)  # returns -MAE
     custom = ms.GridSearchCV(logreg(), {"C": [0.01, 1.0]}, cv=cv, scoring=mae, refit=False)
     custom.fit(X, Y)
-    with pytest.raises(ArgumentError, match="all <= 0.*negated.*reverse every verdict"):
+    # a make_scorer scorer: its values are greater-is-better, False is refused
+    with pytest.raises(ArgumentError, match="all <= 0.*negated.*reverses every verdict"):
         from_cv_results(custom, X=X, greater_is_better=False)
     runs = {
         name: ms.cross_validate(
-            logreg(C=c), X, Y, cv=cv, scoring={"mae": mae}, return_indices=True
+            logreg(C=c), X, Y, cv=cv, scoring={"mae": mae, "neg_mae": mae}, return_indices=True
         )
         for name, c in {"weak": 0.01, "strong": 1.0}.items()
     }
-    with pytest.raises(ArgumentError, match="metric 'mae'.*all <= 0"):
-        from_cv_results(runs, greater_is_better={"mae": False})
-    right = from_cv_results(runs, greater_is_better={"mae": True})
+    # a neg_* name: refused
+    with pytest.raises(ArgumentError, match="metric 'neg_mae'.*all <= 0"):
+        from_cv_results(runs, metric="neg_mae", greater_is_better={"neg_mae": False})
+    # any other name: the scorer is unknown (a plain callable may return a negative loss),
+    # so it is warned of, loudly, and the direction given is kept
+    with pytest.warns(CvstatsWarning, match="metric 'mae'.*all <= 0.*negative log density"):
+        wrong = from_cv_results(runs, metric="mae", greater_is_better={"mae": False})
+    assert wrong.attrs["greater_is_better"] == 0
+    right = from_cv_results(runs, metric="mae", greater_is_better={"mae": True})
     assert right.attrs["greater_is_better"] == 1
-    # the loss itself (positive), lower is better: False is right and accepted
+    # the loss itself (positive), lower is better: False is right and accepted silently
     positive = {name: {**run, "test_mae": -run["test_mae"]} for name, run in runs.items()}
-    cube = from_cv_results(positive, greater_is_better={"mae": False})
+    cube = from_cv_results(positive, metric="mae", greater_is_better={"mae": False})
     assert cube.attrs["greater_is_better"] == 0
     # the same comparison: estimates of opposite sign, the same p-values
     neg = cvstats.compare(cvstats.pairwise(right)).to_frame()
@@ -568,10 +575,17 @@ def test_error_fold_scores_with_label_columns():
     long = wide.melt(id_vars="fold", var_name="model", value_name="accuracy")
     with pytest.raises(CvstatsTypeError, match=r"\['fold', 'model'\].*cvstats.from_scores"):
         from_cv_results(long, **kw)
+    # a frame saved with its index and read back: the index is not a model
+    saved = pd.DataFrame(scores).reset_index().rename(columns={"index": "Unnamed: 0"})
+    with pytest.raises(CvstatsTypeError, match=r"\['Unnamed: 0'\]"):
+        from_cv_results(saved, **kw)
     # the fold as the index: one column per model, as from the dict
     cube = from_cv_results(wide.set_index("fold"), **kw)
     xr.testing.assert_identical(cube, from_cv_results(scores, **kw))
     assert cube.model.values.tolist() == ["a", "b"]
+    # a model that is named like a label, with scores for values: a model
+    named = from_cv_results({"baseline": scores["a"], "model": scores["b"]}, **kw)
+    assert named.model.values.tolist() == ["baseline", "model"]
 
 
 def test_default_score_when_the_grid_swaps_the_final_estimator():

@@ -129,7 +129,7 @@ def test_compare_leaves_out_the_refused_methods_with_a_note():
     table = cvstats.compare("loss ~ model", cube_one)
     assert list(table.results) == ["holdout_t"]
     # a design whose methods all pool splits: every one noted
-    with pytest.raises(ArgumentError, match="conservative_z left out: conservative_z pools"):
+    with pytest.raises(ArgumentError, match="conservative_z left out: each pools the splits"):
         cvstats.compare("loss ~ model", cube)
 
 

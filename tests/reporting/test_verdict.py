@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import xarray as xr
 from scipy import stats
 from sklearn.model_selection import GroupKFold, TimeSeriesSplit
 
@@ -545,3 +546,34 @@ def test_a_negated_loss_is_worded_as_the_loss():
     text = str(cvstats.compare(cvstats.pairwise(neg)).verdict())
     assert "lower mean_squared_error" in text or "higher mean_squared_error" in text
     assert "neg_" not in text
+
+
+def test_review_cases_of_the_new_notes_and_short_names():
+    d = designs.kfold(N, 5, repeats=2, seed=0)
+    # a hand-built contrast cube whose weights are numbers: no crash, the count is said
+    cube = score_cube(d, ["a", "b", "c"], seed=10)
+    pairs = cvstats.pairwise(cube)
+    pairs = pairs.assign_coords(weights=("contrast", [1.0, 2.0, 3.0]))
+    assert any(n.startswith("3 comparisons") for n in cvstats.compare(pairs).notes)
+    # extra dims: the count is per element of them
+    stacked = xr.concat([cvstats.pairwise(cube)] * 2, dim="dataset")
+    assert any(
+        n.startswith("3 comparisons (for each dataset)") for n in cvstats.compare(stacked).notes
+    )
+    # a cube of models with long names: short names and a legend there too
+    names = ["logisticregression__C=0.01__penalty=l2", "logisticregression__C=0.01__penalty=l1"]
+    own = score_cube(d, names, seed=11)
+    text = cvstats.compare(own).summary().as_text()
+    assert "Models (names too long for the tables): m1 = " + names[0] in " ".join(text.split())
+    # a model named like a short name: another prefix
+    clash = score_cube(d, ["m2", "logisticregression__C=0.01__penalty=l1"], seed=12)
+    text = cvstats.compare(cvstats.pairwise(clash)).summary().as_text()
+    assert "M1 = m2; M2 = logisticregression" in " ".join(text.split()), text
+    # long codings of short names: no short names (they would not shorten anything)
+    short = score_cube(d, ["lr", "rf", "nb"], seed=13)
+    text = cvstats.compare(f"{short.name} ~ C(model, contr.helmert)", short).summary().as_text()
+    assert "Models (" not in text
+    # a cube whose name is no identifier: the caveat suggests only the call that works
+    odd = score_cube(d, seed=14, name="test-auc")
+    verdict = str(cvstats.compare(odd).verdict())
+    assert "cvstats.compare(cvstats.pairwise(cube))." in verdict and "~ model" not in verdict
