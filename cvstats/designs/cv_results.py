@@ -619,13 +619,14 @@ def _select(
         else:
             name = key
         label = known_scorer or name
-        # a scorer the search names, or (nothing known of the scorer) a scorer's name
-        sklearn = (
+        # a scorer the search names or made by make_scorer (greater-is-better values by
+        # construction), or (nothing known of the scorer) a scorer's name
+        sklearn = scorer == _MADE or (
             is_sklearn_scorer(known_scorer)
             if known_scorer is not None
             else (scorer is None and is_sklearn_scorer(name))
         )
-        if scorer in (_CUSTOM, _MADE):
+        if scorer == _CUSTOM:
             why = f"the search scored {name!r} with a custom scorer (a callable)"
         elif scorer == _OWN_SCORE:
             why = (
@@ -644,12 +645,12 @@ def _select(
             hint=f"{hint} {_MAKE_SCORER_NOTE}",
         )
         if not direction and not sklearn:
-            _check_not_negated(table, key, name, made=scorer == _MADE)
+            _check_not_negated(table, key, name)
         out.append((key, name, label, direction))
     return out, many
 
 
-def _check_not_negated(table: _Table, key: str, name: str, *, made: bool = False) -> None:
+def _check_not_negated(table: _Table, key: str, name: str) -> None:
     """Question ``greater_is_better=False`` for scores that look like negated losses.
 
     Every scikit-learn scorer gives greater-is-better values, a loss negated
@@ -657,8 +658,8 @@ def _check_not_negated(table: _Table, key: str, name: str, *, made: bool = False
     a user who reads "MSE is an error" would pass False for them and reverse
     every verdict. Scores that are all <= 0, some < 0, are usually such negated
     losses, but a plain callable may return a loss that is negative (a log
-    density): a name ``neg_*`` or a ``make_scorer`` scorer (``made``) with False
-    is refused, anything else warned of.
+    density): a name ``neg_*`` with False is refused, anything else warned of
+    (a ``make_scorer`` scorer never comes here: its direction is known).
     """
     values = table.values[key]
     finite = values[np.isfinite(values)]
@@ -671,7 +672,7 @@ def _check_not_negated(table: _Table, key: str, name: str, *, made: bool = False
         "any make_scorer(..., greater_is_better=False)), whose values are greater-is-better, "
         "and for them that False reverses every verdict: pass greater_is_better=True"
     )
-    if made or name.startswith("neg_") or key.startswith("neg_"):
+    if name.startswith("neg_") or key.startswith("neg_"):
         raise ArgumentError(f"{problem}.")
     warnings.warn(
         f"{problem}. Ignore this only if the scorer is a plain callable that returns a loss "
@@ -971,13 +972,16 @@ def from_cv_results(
     greater_is_better : bool or mapping of str to bool, optional
         Whether a larger score is better, for all metrics or per metric name.
         Not needed, and must not contradict, when the metric is a scikit-learn
-        scorer (by name, or the search's ``scoring``; every scikit-learn scorer
-        is greater-is-better, losses are negated: ``neg_log_loss``), nor for
-        ``scoring=None`` with a scikit-learn classifier (accuracy) or regressor
-        (R²). Required otherwise (custom scorers, bare ``test_score``): never
-        guessed. A scorer made by :func:`sklearn.metrics.make_scorer` returns
-        greater-is-better values whatever its own ``greater_is_better`` (it
-        negates losses), so pass ``True`` for it.
+        scorer (by name, or the search's ``scoring``, a
+        :func:`sklearn.metrics.make_scorer` scorer included; every scikit-learn
+        scorer is greater-is-better, losses are negated: ``neg_log_loss``), nor
+        for ``scoring=None`` with scikit-learn classifiers (accuracy) or
+        regressors (R²). Required otherwise (plain callables, bare
+        ``test_score``, the keys of ``cross_validate`` results): never guessed.
+        A ``make_scorer`` scorer returns greater-is-better values whatever its
+        own ``greater_is_better`` (it negates losses), so pass ``True`` for it.
+        ``False`` for scores that are all <= 0 (a loss negated, as a rule) is
+        refused for a metric named ``neg_*`` and warned of otherwise.
     iteration : int, optional
         Halving searches: the iteration whose candidates to read (negative
         values count from the last); default the last.

@@ -486,14 +486,21 @@ def test_error_direction_never_guessed(grid_kfold):
         ArgumentError, match="`greater_is_better` is required for the metric 'score'.*metric="
     ):
         from_cv_results(search.cv_results_, cv=cv, X=X)
-    # a custom scorer on the search
+    # a make_scorer scorer on the search: greater-is-better values by construction (it
+    # negates a loss), as for collect's scoring=
     mae = make_scorer(mean_absolute_error, greater_is_better=False)
     custom = ms.GridSearchCV(logreg(), {"C": [0.01, 1.0]}, cv=cv, scoring=mae, refit=False)
     custom.fit(X, Y)
-    with pytest.raises(ArgumentError, match="custom scorer.*make_scorer"):
-        from_cv_results(custom, X=X)
-    cube = from_cv_results(custom, X=X, greater_is_better=True)  # make_scorer negated the MAE
+    cube = from_cv_results(custom, X=X)
     assert cube.name == "score" and (cube.values <= 0).all()
+    assert cube.attrs["greater_is_better"] == 1
+    xr.testing.assert_identical(cube, from_cv_results(custom, X=X, greater_is_better=True))
+    # a plain callable scorer: its direction is unknown, and required
+    plain = ms.GridSearchCV(
+        logreg(), {"C": [0.01, 1.0]}, cv=cv, scoring=lambda est, X_, y_: 1.0, refit=False
+    ).fit(X, Y)
+    with pytest.raises(ArgumentError, match="custom scorer.*make_scorer"):
+        from_cv_results(plain, X=X)
     per_metric = from_cv_results(
         custom, X=X, metric="neg_mae", greater_is_better={"neg_mae": True}
     )
@@ -532,7 +539,7 @@ def test_error_false_for_negated_losses(grid_kfold):
     custom = ms.GridSearchCV(logreg(), {"C": [0.01, 1.0]}, cv=cv, scoring=mae, refit=False)
     custom.fit(X, Y)
     # a make_scorer scorer: its values are greater-is-better, False is refused
-    with pytest.raises(ArgumentError, match="all <= 0.*negated.*reverses every verdict"):
+    with pytest.raises(ArgumentError, match="every scikit-learn scorer is greater-is-better"):
         from_cv_results(custom, X=X, greater_is_better=False)
     runs = {
         name: ms.cross_validate(
