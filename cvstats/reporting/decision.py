@@ -214,9 +214,10 @@ def default_summary(table: ComparisonTable, precision: int = 4) -> Any:
     names = _short_names(table, shown)
 
     def label_of(contrast: str) -> str:
+        """Return the row's label as comparison_rows writes it, with the short names if any."""
         if contrast not in weights:  # no weights: the label is a model's name, or its own
             return names.get(contrast, contrast)
-        return readable_label(contrast, weights.get(contrast), names)
+        return readable_label(contrast, weights[contrast], names)
 
     rec = table_recommendation(table)
     level = f"{100 * (1 - table.alpha):g}% CI"
@@ -238,7 +239,7 @@ def default_summary(table: ComparisonTable, precision: int = 4) -> Any:
             rows.append(
                 [
                     *(_short(str(r[d]), 12) for d in extra),
-                    _short(label_of(str(r[CONTRAST])) if names else str(r["label"]), _LABEL_WIDTH),
+                    _short(label_of(str(r[CONTRAST])), _LABEL_WIDTH),
                     name + _marker(name, table.target),
                     _fmt(float(r["estimate"]), precision),
                     _ci(float(r["ci_lower"]), float(r["ci_upper"]), precision),
