@@ -27,15 +27,13 @@ from cvstats.across.ranks import (  # noqa: E402
 )
 from cvstats.kernels import ranks as kr  # noqa: E402
 
-# AUCs of C4.5 and three variants on 14 datasets, after Demšar (2006), Table 6,
-# with one entry (cmc, C4.5+cf) set so that the rank sums are exactly the
-# published 44, 28, 40.5, 27.5 (average ranks 3.143, 2.000, 2.893, 1.964).
-DEMSAR = pd.DataFrame(
+# AUCs of C4.5 and three variants on 14 datasets as printed in Demšar (2006), Table 6.
+DEMSAR_PRINTED = pd.DataFrame(
     [
         [0.763, 0.768, 0.771, 0.798],
         [0.599, 0.591, 0.590, 0.569],
         [0.954, 0.971, 0.968, 0.967],
-        [0.628, 0.661, 0.657, 0.657],
+        [0.628, 0.661, 0.654, 0.657],
         [0.882, 0.888, 0.886, 0.898],
         [0.936, 0.931, 0.916, 0.931],
         [0.661, 0.668, 0.609, 0.685],
@@ -50,6 +48,13 @@ DEMSAR = pd.DataFrame(
     columns=["C4.5", "C4.5+m", "C4.5+cf", "C4.5+m+cf"],
     index=[f"ds{i}" for i in range(14)],
 )
+# The printed values do not give the paper's rank sums 44, 28, 40.5, 27.5 (average ranks
+# 3.143, 2.000, 2.893, 1.964, from which §3.2.2 computes chi2_F and F_F): they give 44, 28, 41,
+# 27 (test_demsar_printed_table). The published sums need C4.5+cf and C4.5+m+cf tied on one
+# more dataset; one cell edited, cmc's C4.5+cf 0.654 -> 0.657, gives exactly them, so that the
+# paper's statistics can be checked from a table.
+DEMSAR = DEMSAR_PRINTED.copy()
+DEMSAR.loc["ds3", "C4.5+cf"] = 0.657
 
 
 def test_demsar_worked_example():
@@ -70,6 +75,30 @@ def test_demsar_worked_example():
     # no pair differs by CD = 1.25 (Demšar: C4.5 vs C4.5+m+cf, 1.18, is not significant)
     assert not res.nemenyi()["significant"].any()
     assert "Nemenyi CD" in str(res)
+
+
+def test_demsar_printed_table():
+    # Table 6 as printed, unedited: rank sums 44, 28, 41, 27, so (with N = 14, k = 4)
+    # chi2_F = 12N/(k(k+1)) (sum R_j^2 - k(k+1)^2/4) = 8.4 * 230/196 = 69/7 = 9.857 and
+    # F_F = (N-1) chi2_F / (N(k-1) - chi2_F) = 897/225 = 3.987, p = 0.014 on (3, 39) df;
+    # CD = 1.25 as above, and still no pair differs by it (largest: 1.214)
+    res = friedman_test(DEMSAR_PRINTED, higher_is_better=True)
+    ranks = DEMSAR_PRINTED.apply(
+        lambda row: st.rankdata(-row.to_numpy()), axis=1, result_type="expand"
+    )
+    np.testing.assert_allclose(ranks.sum().to_numpy(), [44, 28, 41, 27])
+    np.testing.assert_allclose(res.ranks.sum().to_numpy(), [44, 28, 41, 27])
+    np.testing.assert_allclose(res.average_ranks.round(3), [3.143, 2.000, 2.929, 1.929])
+    assert res.statistic == pytest.approx(69 / 7, rel=1e-12)
+    assert res.iman_davenport == pytest.approx(897 / 225, rel=1e-12)
+    assert res.iman_davenport_pvalue == pytest.approx(st.f.sf(897 / 225, 3, 39), rel=1e-10)
+    assert round(float(res.iman_davenport_pvalue), 3) == 0.014
+    assert res.critical_difference == pytest.approx(1.25, abs=0.005)
+    nemenyi = res.nemenyi()
+    assert nemenyi["rank_difference"].abs().max() == pytest.approx(17 / 14, rel=1e-12)
+    assert not nemenyi["significant"].any()
+    # the one edited cell is the only difference from the table of the worked example
+    assert (DEMSAR_PRINTED != DEMSAR).to_numpy().sum() == 1
 
 
 def test_friedman_agrees_with_scipy_on_raw_data():
