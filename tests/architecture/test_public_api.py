@@ -15,6 +15,8 @@ import cvstats
 #: experiment from a pilot, issue 17).
 FROZEN = (
     "ArgumentError",
+    "get_options",
+    "set_options",
     "BayesianResult",
     "ComparisonTable",
     "ConfidenceInterval",
