@@ -186,7 +186,15 @@ def direction_of(
         raise ArgumentError(
             f"{func}: `greater_is_better` must be True or False, got {greater_is_better!r}."
         )
-    data = getattr(table, "estimate", table)
+    if isinstance(table, xr.DataArray | pd.DataFrame):
+        data = table
+    elif isinstance(getattr(table, "estimate", None), xr.DataArray):
+        data = table.estimate
+    else:
+        raise CvstatsTypeError(
+            f"{func}: `{name}` must be an xarray.DataArray, a pandas DataFrame or a result with "
+            f"an `estimate`, got {type(table).__name__}."
+        )
     attrs = getattr(data, "attrs", {})
     label = getattr(data, "name", None) if isinstance(data, xr.DataArray) else None
     recorded = recorded_direction(attrs if isinstance(attrs, Mapping) else {}, label)

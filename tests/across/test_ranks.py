@@ -342,3 +342,14 @@ def test_higher_is_better_is_the_old_name():
     with pytest.warns(FutureWarning, match="rank_scores: `higher_is_better=`"):
         ranks = kr.rank_scores(frame.to_numpy(), higher_is_better=True)
     np.testing.assert_array_equal(ranks, new.ranks.to_numpy())
+
+
+def test_direction_of_reads_results_and_refuses_other_types(accuracy_cube):
+    from cvstats.across.ranks import direction_of
+
+    assert direction_of(cvstats.corrected_resampled_t(accuracy_cube)) is True
+    frame = pd.DataFrame({"estimate": [0.1, 0.2], "b": [0.3, 0.4]})  # a column is no result
+    with pytest.raises(ArgumentError, match="`greater_is_better` is required"):
+        direction_of(frame)
+    with pytest.raises(CvstatsTypeError, match="`table` must be an xarray.DataArray"):
+        direction_of([[0.1, 0.2]])
