@@ -169,7 +169,9 @@ def direction_of(
     ------
     ArgumentError
         If the data do not record their direction and ``greater_is_better`` is
-        not given, or if it contradicts what they record.
+        not given, or if it is not a bool or contradicts what they record.
+    CvstatsTypeError
+        If ``table`` is neither a DataArray, a DataFrame nor a result.
 
     Examples
     --------
@@ -589,8 +591,9 @@ def rank_report(
         with contrast labels ``"a - b"``; a negative estimate means ``a`` is better
         for a loss, a positive one for a score. Or a mapping of dataset names to
         such results over ``contrast`` (one cube per dataset, e.g. when the
-        datasets differ in size). Their estimates must record the same direction
-        as the table (the attrs of the cube they were run on).
+        datasets differ in size). When their estimates record a direction (the
+        attrs of the cube they were run on), it must be the table's; otherwise
+        they are read in the table's direction.
     method : str, optional
         Which method of a ComparisonTable (default ``"corrected_resampled_t"``
         when present, else the first).
