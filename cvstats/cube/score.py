@@ -99,6 +99,8 @@ __all__ = [
     "is_sklearn_scorer",
     "metric_direction",
     "metric_range",
+    "LOSS_RANGES",
+    "value_range",
 ]
 
 #: How to build a score cube, for messages.
@@ -339,6 +341,41 @@ def metric_range(metric: str) -> tuple[float, float] | None:
     if metric.startswith("neg_") and metric in _sklearn_scorer_names():
         return (-math.inf, 0.0)
     return _METRIC_RANGES.get(metric)
+
+
+#: The values of the per-example losses of :mod:`cvstats.designs.losses` (and so of their means),
+#: by the name a collected cube keeps in its attr ``loss``: ``(low, high)`` (``inf``: no bound).
+LOSS_RANGES: dict[str, tuple[float, float]] = {
+    "zero_one": (0.0, 1.0),
+    "squared": (0.0, math.inf),
+    "absolute": (0.0, math.inf),
+    "log": (0.0, math.inf),
+}
+
+
+def value_range(attrs: Mapping[str, Any], name: Any) -> tuple[float, float] | None:
+    """Return the range ``(low, high)`` of a cube's values (one model's), or None if unknown.
+
+    The one reading of what a cube's metric can take, for the intervals shown of
+    its results (:mod:`cvstats.results.ranges`): a score cube (attr
+    ``greater_is_better``) by its ``metric`` (default its name) through
+    :func:`metric_range`; a loss cube by its attr ``loss`` (default its name)
+    through :data:`LOSS_RANGES`, e.g. ``[0, 1]`` for ``"zero_one"``. The
+    metric's name is read as :func:`cvstats.results.verdict.quantity_of` reads
+    it. Unknown metrics (a loss named ``"loss"``, a custom score) have no range.
+
+    Examples
+    --------
+    >>> value_range({"greater_is_better": 1, "metric": "roc_auc"}, "auc")
+    (0.0, 1.0)
+    >>> value_range({"loss": "zero_one"}, "error")
+    (0.0, 1.0)
+    >>> value_range({}, "loss") is None
+    True
+    """
+    if GREATER_IS_BETTER in attrs:
+        return metric_range(str(attrs.get(METRIC, name)))
+    return LOSS_RANGES.get(str(attrs.get("loss", name)))
 
 
 def examples_refusal(method: str) -> str:
