@@ -177,21 +177,19 @@ def clip_note(attrs: Mapping[str, Any], loss: str, raw: str = "conf_int(clip=Fal
 
     Examples
     --------
-    >>> clip_note({"loss": "zero_one"}, "error").split(";")[0]
-    "§ interval clipped at the range of its quantity: [0, 1] for one model's zero_one, [−1, 1] for a difference of two models"
+    >>> print(clip_note({"loss": "zero_one"}, "error"))
+    § clipped at the quantity's range: [0, 1] (one model's zero_one), [−1, 1] (a difference of two); unclipped: conf_int(clip=False); docs/theory.md §4.
     """  # noqa: E501
     edges = value_range(attrs, loss)
     low, high = edges if edges is not None else (math.nan, math.nan)
     scored = "greater_is_better" in attrs
     name = attrs.get("metric", loss) if scored else attrs.get("loss", loss)
-    ranges = f"[{_number(low)}, {_number(high)}] for one model's {name}"
+    ranges = f"[{_number(low)}, {_number(high)}] (one model's {name})"
     if math.isfinite(high - low):
-        diff = f"[{_number(low - high)}, {_number(high - low)}]"
-        ranges += f", {diff} for a difference of two models"
+        ranges += f", [{_number(low - high)}, {_number(high - low)}] (a difference of two)"
     return (
-        f"{CLIP_MARK} interval clipped at the range of its quantity: {ranges}; a Wald interval "
-        'can cross it (docs/theory.md §4, "Intervals at the edge of a bounded metric"); '
-        f"unclipped: {raw}."
+        f"{CLIP_MARK} clipped at the quantity's range: {ranges}; unclipped: {raw}; "
+        "docs/theory.md §4."
     )
 
 

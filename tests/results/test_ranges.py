@@ -114,7 +114,7 @@ def test_auc_result_exports_never_cross_one(auc_cube):
     }
     for where, text in texts.items():
         assert crossing not in text, where
-        assert "clipped at the range of its quantity" in text, where
+        assert "clipped at the quantity" in text, where
     for where in ("summary", "markdown", "html"):
         assert f"1{CLIP_MARK}" in texts[where], where
     assert r"1\S{}" in texts["latex"]
@@ -137,7 +137,7 @@ def test_comparison_table_exports_clip_the_levels(auc_cube):
         table.to_latex(),
     ):
         assert crossing not in text
-        assert "clipped at the range of its quantity" in text
+        assert "clipped at the quantity" in text
         assert re.search(r"1\]" + re.escape(CLIP_MARK) + r"|1\]\\S\{\}", text)
     assert table.levels is not None
     assert table.levels.to_frame().set_index("model").loc["boost", "ci_upper"] == 1.0
