@@ -135,7 +135,10 @@ class ComparisonTable:
 
         Columns: the result dims (``contrast`` first, then any extra dims),
         :data:`cvstats.results.FRAME_COLUMNS`, and ``note`` (e.g. "liberal for the
-        learner" under ``target="learner"``).
+        learner" under ``target="learner"``). Intervals are clipped at the range
+        of a bounded metric and flagged in ``ci_clipped``
+        (:mod:`cvstats.results.ranges`); a result's ``to_frame(clip=False)``
+        gives them unclipped.
         """
         frames, dims = [], None
         for name, res in self.results.items():
