@@ -102,6 +102,8 @@ __all__ = [
     "metric_range",
     "name_direction",
     "recorded_direction",
+    "LOSS_RANGES",
+    "value_range",
 ]
 
 #: How to build a score cube, for messages.
@@ -454,6 +456,41 @@ def recorded_direction(attrs: Mapping[Hashable, Any], name: Any = None) -> tuple
             way = "larger" if known else "smaller"
             return known, f"its {source} {value!r} (a {way} {value} is better)"
     return None
+
+
+#: The values of the per-example losses of :mod:`cvstats.designs.losses` (and so of their means),
+#: by the name a collected cube keeps in its attr ``loss``: ``(low, high)`` (``inf``: no bound).
+LOSS_RANGES: dict[str, tuple[float, float]] = {
+    "zero_one": (0.0, 1.0),
+    "squared": (0.0, math.inf),
+    "absolute": (0.0, math.inf),
+    "log": (0.0, math.inf),
+}
+
+
+def value_range(attrs: Mapping[str, Any], name: Any) -> tuple[float, float] | None:
+    """Return the range ``(low, high)`` of a cube's values (one model's), or None if unknown.
+
+    The one reading of what a cube's metric can take, for the intervals shown of
+    its results (:mod:`cvstats.results.ranges`): a score cube (attr
+    ``greater_is_better``) by its ``metric`` (default its name) through
+    :func:`metric_range`; a loss cube by its attr ``loss`` (default its name)
+    through :data:`LOSS_RANGES`, e.g. ``[0, 1]`` for ``"zero_one"``. The
+    metric's name is read as :func:`cvstats.results.verdict.quantity_of` reads
+    it. Unknown metrics (a loss named ``"loss"``, a custom score) have no range.
+
+    Examples
+    --------
+    >>> value_range({"greater_is_better": 1, "metric": "roc_auc"}, "auc")
+    (0.0, 1.0)
+    >>> value_range({"loss": "zero_one"}, "error")
+    (0.0, 1.0)
+    >>> value_range({}, "loss") is None
+    True
+    """
+    if GREATER_IS_BETTER in attrs:
+        return metric_range(str(attrs.get(METRIC, name)))
+    return LOSS_RANGES.get(str(attrs.get("loss", name)))
 
 
 def examples_refusal(method: str) -> str:
