@@ -60,6 +60,7 @@ from cvstats.inference import (
 from cvstats.inference.bayes import BayesianResult, bayesian_correlated_t
 from cvstats.inference.bayle import bayle_cv
 from cvstats.inference.nested import nested_cv_interval
+from cvstats.options import get_options, set_options
 from cvstats.reporting import accessor as _accessor  # noqa: F401 (registers cube.cvstats)
 from cvstats.reporting.compare import ComparisonTable, compare
 from cvstats.reporting.describe import CubeDescription, describe
@@ -68,6 +69,8 @@ from cvstats.results import ConfidenceInterval, InferenceResult
 from cvstats.results.plan import PlanResult
 
 __all__ = [
+    "get_options",
+    "set_options",
     "nested_cv_interval",
     "compact",
     "compact_cube",

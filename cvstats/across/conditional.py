@@ -34,7 +34,7 @@ from cvstats.cube import unit_dim, validate
 from cvstats.cube.apply import apply_kernel
 from cvstats.cube.checks import validate_alpha
 from cvstats.cube.schema import EXAMPLE, MODEL, SPLIT
-from cvstats.cube.score import examples_refusal, is_score
+from cvstats.cube.score import examples_refusal, is_score, recorded_direction
 from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, DesignError
 from cvstats.inference.blocks import block_positions
 from cvstats.results import EstimatesResult, as_dataarray
@@ -491,6 +491,50 @@ def _ratio(num: int, den: int) -> float:
     return num / den if den > 0 else float("nan")
 
 
+def _winner_direction(inputs: dict[str, object], greater_is_better: object) -> bool:
+    """Whether a larger value is better, from ``greater_is_better`` or what the inputs record.
+
+    An input that records nothing (no attrs of a cube or a score cube, no
+    metric name whose direction is known) is what :func:`winner_table`
+    documents: an error. The inputs must agree with each other and with
+    ``greater_is_better``.
+    """
+    if greater_is_better is not None and not isinstance(greater_is_better, bool | np.bool_):
+        raise ArgumentError(
+            f"winner_table: `greater_is_better` must be True or False, got {greater_is_better!r}."
+        )
+    recorded = {
+        name: rec
+        for name, arr in inputs.items()
+        if isinstance(arr, xr.DataArray)
+        for rec in [recorded_direction(arr.attrs, arr.name)]
+        if rec is not None
+    }
+    for name, (known, why) in recorded.items():
+        if greater_is_better is not None and bool(known) != bool(greater_is_better):
+            raise ArgumentError(
+                f"winner_table: `greater_is_better` is {bool(greater_is_better)}, but `{name}` "
+                f"records the opposite ({why}); drop the argument, or fix the attrs of `{name}` "
+                "if its values are no longer what they say (attrs survive arithmetic such as "
+                "1 - error)."
+            )
+    if greater_is_better is not None:
+        return bool(greater_is_better)
+    if any(known for known, _ in recorded.values()):
+        plain = [name for name in inputs if name not in recorded]
+        if plain or len({known for known, _ in recorded.values()}) > 1:
+            said = [f"`{n}`: {why}" for n, (_, why) in recorded.items()]
+            said += [f"`{n}`: nothing, so an error as documented" for n in plain]
+            raise ArgumentError(
+                "winner_table: `cv_estimate` and `conditional_error` must be the same metric, "
+                f"but they do not record the same direction ({'; '.join(said)}). Pass "
+                "greater_is_better=True if both are scores where larger is better (accuracies, "
+                "AUCs), False if both are errors."
+            )
+        return True
+    return False
+
+
 def winner_table(
     cv_estimate: xr.DataArray,
     conditional_error: xr.DataArray,
@@ -498,14 +542,16 @@ def winner_table(
     *,
     dataset_dim: Hashable = "dataset",
     ties: str = "not_worse",
+    greater_is_better: bool | None = None,
 ) -> WinnerTable:
     """Contingency table of CV's verdict against the truth over datasets (survey §5.2).
 
     For models ``a, b`` and every dataset: does CV say ``a`` is worse
     (``ε̂_a > ε̂_b``) or not, and is ``a`` truly worse on that dataset
     (``εc_a > εc_b``) or not. A model is the "winner" when its error is the
-    smaller one. See :class:`WinnerTable` for the exact cells behind each
-    conditional probability.
+    smaller one -- or, for scores where larger is better (accuracies, AUCs), the
+    larger one: then ``a`` is worse when ``a < b``. See :class:`WinnerTable` for
+    the exact cells behind each conditional probability.
 
     Parameters
     ----------
@@ -525,6 +571,14 @@ def winner_table(
         as ``"a <= b"`` (not worse), as in the survey's table; ``"exclude"``:
         datasets with a tie in either are left out. Tie counts are reported
         either way.
+    greater_is_better : bool, optional
+        Whether a larger value is better. By default read from what the inputs
+        record (:func:`cvstats.cube.score.recorded_direction`: a score cube's
+        ``greater_is_better`` kept on a method's ``estimate``, a loss cube's
+        attrs, a metric name such as ``accuracy`` or ``zero_one``); inputs that
+        record nothing are errors, as documented above. When given, it must
+        agree with what the inputs record; the two inputs must agree with each
+        other (one recording a score and the other nothing is refused).
 
     Returns
     -------
@@ -534,7 +588,7 @@ def winner_table(
     ------
     ArgumentError
         For unknown models, missing dims, extra dims, NaN, mismatched
-        coordinates or an unknown ``ties``.
+        coordinates, an unknown ``ties``, or inputs whose directions disagree.
 
     Examples
     --------
@@ -560,6 +614,9 @@ def winner_table(
         raise ArgumentError(f"`models` must name two different models, got {list(models)}.")
     a, b = pair
     cv = _per_dataset_cv(cv_estimate)
+    greater = _winner_direction(
+        {"cv_estimate": cv_estimate, "conditional_error": conditional_error}, greater_is_better
+    )
     arrays = {}
     for name, arr in (("cv_estimate", cv), ("conditional_error", conditional_error)):
         arr = _check_errors(arr, name, dataset_dim, MODEL)
@@ -581,9 +638,10 @@ def winner_table(
     keep = np.ones(cv_a.shape, dtype=bool)
     if ties == "exclude":
         keep = ~(cv_tie | true_tie)
-    cv_worse = (cv_a > cv_b)[keep]
-    true_worse = (true_a > true_b)[keep]
-    labels = [f"{a} > {b}", f"{a} <= {b}"]
+    # "a worse": the larger error, or the smaller score
+    cv_worse = ((cv_a < cv_b) if greater else (cv_a > cv_b))[keep]
+    true_worse = ((true_a < true_b) if greater else (true_a > true_b))[keep]
+    labels = [f"{a} < {b}", f"{a} >= {b}"] if greater else [f"{a} > {b}", f"{a} <= {b}"]
     counts = np.array(
         [
             [np.sum(cv_worse & true_worse), np.sum(cv_worse & ~true_worse)],
@@ -618,4 +676,5 @@ def winner_table(
         ties_true=int(true_tie.sum()),
         ties=ties,
         models=(a, b),
+        greater_is_better=greater,
     )

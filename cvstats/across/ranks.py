@@ -6,7 +6,14 @@ through their per-dataset ranks. Input: a table of per-dataset estimates,
 an :class:`xarray.DataArray` over ``(dataset, model)`` (e.g.
 ``cvstats.corrected_resampled_t(cube).estimate`` for a cube with a
 ``dataset`` dim) or a :class:`pandas.DataFrame` with datasets as rows and
-learners as columns. Lower is better (losses) unless ``higher_is_better``.
+learners as columns. Which way is better is read from the table
+(:func:`direction_of`): the attrs a cube's values carry into a method's
+``estimate`` (a score cube's ``greater_is_better``; a loss cube's attrs), or a
+metric name whose direction is known (``accuracy``, ``roc_auc``, ``neg_*``:
+larger is better; ``zero_one``, ``log_loss``, ``mse``: smaller is better).
+When the table does not say, every function refuses and asks for
+``greater_is_better=``: a rank test run the wrong way round names the worst
+learner best.
 
 * :func:`friedman_test`: Friedman's ``χ²_F``, Iman–Davenport's ``F_F``, the
   Nemenyi critical difference; :func:`cd_diagram` draws it;
@@ -22,9 +29,9 @@ The results (:class:`FriedmanResult`, :class:`WilcoxonResult`,
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from itertools import combinations
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -32,7 +39,10 @@ import scipy
 import xarray as xr
 
 from cvstats.cube.checks import validate_alpha
+from cvstats.cube.score import recorded_direction
 from cvstats.errors import ArgumentError, CvstatsTypeError
+from cvstats.inference.common import renamed_option
+from cvstats.inference.docs import fill_docstring
 from cvstats.kernels import ranks as kr
 from cvstats.results.ranks import (
     FriedmanResult,
@@ -48,6 +58,7 @@ __all__ = [
     "WilcoxonResult",
     "PairwiseResult",
     "RankReport",
+    "direction_of",
     "rank_table",
     "friedman_test",
     "wilcoxon_test",
@@ -56,8 +67,31 @@ __all__ = [
     "rank_report",
 ]
 
+_F = TypeVar("_F", bound=Callable[..., object])
+
 #: Default name of the datasets dim of a DataArray table.
 DATASET_DIM = "dataset"
+
+
+#: The direction options of every rank function, documented once.
+_DIRECTION_FRAGMENTS = {
+    "greater_is_better": """\
+greater_is_better : bool, optional
+    Whether a larger value is better (it decides the ranks, the wins and which
+    learner is called better): read from the table
+    (:func:`~cvstats.across.ranks.direction_of`);
+    required when the table does not record it, and must agree when it does.""",
+    "higher_is_better": """\
+higher_is_better : bool, optional
+    Old name of ``greater_is_better`` (FutureWarning).""",
+}
+
+
+def _direction_doc(func: _F) -> _F:
+    """Fill the ``%(greater_is_better)s`` and ``%(higher_is_better)s`` lines of a docstring."""
+    if func.__doc__:
+        func.__doc__ = fill_docstring(func.__doc__, _DIRECTION_FRAGMENTS)
+    return func
 
 
 def _as_frame(table: Any, dataset_dim: Hashable) -> pd.DataFrame:
@@ -98,8 +132,105 @@ def _as_frame(table: Any, dataset_dim: Hashable) -> pd.DataFrame:
     return frame
 
 
+def direction_of(
+    table: Any,
+    greater_is_better: bool | None = None,
+    *,
+    name: str = "table",
+    higher_is_better: bool | None = None,
+    func: str = "direction_of",
+) -> bool:
+    """Return whether a larger value of ``table`` is better: as given, or as the data record it.
+
+    The data's own record (:func:`cvstats.cube.score.recorded_direction`): the
+    attrs of a DataArray (a score cube's ``greater_is_better``, kept on the
+    ``estimate`` of every method run on it; the attrs of a loss cube) or of a
+    DataFrame (``DataFrame.attrs``), else the metric's name (the attr
+    ``metric`` or the DataArray's name) when its direction is known.
+
+    Parameters
+    ----------
+    table : xarray.DataArray, pandas.DataFrame or a result
+        The data (a result is read through its ``estimate``).
+    greater_is_better : bool, optional
+        The direction, when the data do not record it; when they do, it must agree.
+    name : str, default "table"
+        The argument's name, for messages.
+    higher_is_better : bool, optional
+        Old name of ``greater_is_better`` (FutureWarning).
+    func : str
+        The calling function, for messages.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    ArgumentError
+        If the data do not record their direction and ``greater_is_better`` is
+        not given, or if it is not a bool or contradicts what they record.
+    CvstatsTypeError
+        If ``table`` is neither a DataArray, a DataFrame nor a result.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> acc = xr.DataArray([[0.9, 0.8], [0.7, 0.6]], dims=("dataset", "model"), name="accuracy")
+    >>> direction_of(acc)
+    True
+    """
+    options = {} if higher_is_better is None else {"higher_is_better": higher_is_better}
+    greater_is_better = renamed_option(
+        options, "higher_is_better", "greater_is_better", greater_is_better, None, func
+    )
+    if greater_is_better is not None and not isinstance(greater_is_better, bool | np.bool_):
+        raise ArgumentError(
+            f"{func}: `greater_is_better` must be True or False, got {greater_is_better!r}."
+        )
+    if isinstance(table, xr.DataArray | pd.DataFrame):
+        data = table
+    elif isinstance(getattr(table, "estimate", None), xr.DataArray):
+        data = table.estimate
+    else:
+        raise CvstatsTypeError(
+            f"{func}: `{name}` must be an xarray.DataArray, a pandas DataFrame or a result with "
+            f"an `estimate`, got {type(table).__name__}."
+        )
+    attrs = getattr(data, "attrs", {})
+    label = getattr(data, "name", None) if isinstance(data, xr.DataArray) else None
+    recorded = recorded_direction(attrs if isinstance(attrs, Mapping) else {}, label)
+    if recorded is None:
+        if greater_is_better is None:
+            named = "no name" if label is None else f"its name {label!r}"
+            raise ArgumentError(
+                f"{func}: `greater_is_better` is required: `{name}` does not record whether a "
+                "larger value is better (no attr greater_is_better, no loss cube's attrs, and "
+                f"{named} is not a metric whose direction is known), and a rank run the wrong "
+                "way round names the worst learner best. Pass greater_is_better=True "
+                "for scores such as accuracies, AUCs, R² or negated losses (neg_*), False for "
+                "losses and error rates."
+            )
+        return bool(greater_is_better)
+    known, why = recorded
+    if greater_is_better is not None and bool(greater_is_better) != bool(known):
+        raise ArgumentError(
+            f"{func}: `greater_is_better` is {bool(greater_is_better)}, but `{name}` records "
+            f"the opposite ({why}). Drop the argument; or, if the values are no longer what "
+            f"the attrs say (attrs survive arithmetic such as 1 - error), set "
+            f"{name}.attrs['greater_is_better'] = {int(bool(greater_is_better))} (or clear the "
+            "attrs) first."
+        )
+    return bool(known)
+
+
+@_direction_doc
 def rank_table(
-    table: Any, *, higher_is_better: bool = False, dataset_dim: Hashable = DATASET_DIM
+    table: Any,
+    *,
+    greater_is_better: bool | None = None,
+    dataset_dim: Hashable = DATASET_DIM,
+    higher_is_better: bool | None = None,
 ) -> pd.DataFrame:
     """Per-dataset ranks of the learners (1 = best; ties get average ranks).
 
@@ -107,18 +238,21 @@ def rank_table(
     ----------
     table : xarray.DataArray or pandas.DataFrame
         Per-dataset scores, datasets × learners.
-    higher_is_better : bool, default False
-        ``False`` for losses (lowest ranks 1), ``True`` for accuracies.
+    %(greater_is_better)s
     dataset_dim : hashable, default "dataset"
         The datasets dim of a DataArray table.
+    %(higher_is_better)s
 
     Returns
     -------
     pandas.DataFrame
-        Ranks, datasets × learners.
+        Ranks, datasets × learners: 1 is the lowest loss, or the highest score.
     """
     frame = _as_frame(table, dataset_dim)
-    ranks = kr.rank_scores(frame.to_numpy(), higher_is_better=higher_is_better)
+    greater = direction_of(
+        table, greater_is_better, higher_is_better=higher_is_better, func="rank_table"
+    )
+    ranks = kr.rank_scores(frame.to_numpy(), greater_is_better=greater)
     return pd.DataFrame(ranks, index=frame.index, columns=frame.columns)
 
 
@@ -127,13 +261,15 @@ def rank_table(
 # --------------------------------------------------------------------------
 
 
+@_direction_doc
 def friedman_test(
     table: Any,
     *,
-    higher_is_better: bool = False,
+    greater_is_better: bool | None = None,
     alpha: float = 0.05,
     tie_correction: bool = False,
     dataset_dim: Hashable = DATASET_DIM,
+    higher_is_better: bool | None = None,
 ) -> FriedmanResult:
     """Friedman test over per-dataset ranks, Iman–Davenport's F and the Nemenyi CD.
 
@@ -150,14 +286,14 @@ def friedman_test(
     ----------
     table : xarray.DataArray or pandas.DataFrame
         Per-dataset estimates, datasets × learners.
-    higher_is_better : bool, default False
-        ``False`` for losses, ``True`` for accuracies.
+    %(greater_is_better)s
     alpha : float, default 0.05
         Level of the critical difference.
     tie_correction : bool, default False
         Divide ``χ²_F`` by the ties factor as :func:`scipy.stats.friedmanchisquare`.
     dataset_dim : hashable, default "dataset"
         The datasets dim of a DataArray table.
+    %(higher_is_better)s
 
     Returns
     -------
@@ -167,12 +303,16 @@ def friedman_test(
     --------
     >>> import pandas as pd
     >>> t = pd.DataFrame({"a": [0.1, 0.2, 0.3], "b": [0.2, 0.3, 0.4], "c": [0.3, 0.1, 0.5]})
-    >>> res = friedman_test(t)
+    >>> res = friedman_test(t, greater_is_better=False)  # error rates: the lowest ranks 1
     >>> res.average_ranks.round(3).tolist(), float(res.df)
     ([1.333, 2.333, 2.333], 2.0)
     """
     alpha = validate_alpha(alpha)
-    ranks = rank_table(table, higher_is_better=higher_is_better, dataset_dim=dataset_dim)
+    frame = _as_frame(table, dataset_dim)
+    greater = direction_of(
+        table, greater_is_better, higher_is_better=higher_is_better, func="friedman_test"
+    )
+    ranks = rank_table(frame, greater_is_better=greater)
     N, k = ranks.shape
     out = kr.friedman(ranks.to_numpy(), tie_correction=tie_correction)
     return FriedmanResult(
@@ -190,7 +330,7 @@ def friedman_test(
         n_datasets=N,
         n_models=k,
         alpha=alpha,
-        higher_is_better=bool(higher_is_better),
+        greater_is_better=greater,
         tie_correction=bool(tie_correction),
     )
 
@@ -201,10 +341,10 @@ def friedman_test(
 
 
 def _wilcoxon(
-    diff: np.ndarray, higher_is_better: bool, zero_method: str, alternative: str
+    diff: np.ndarray, greater_is_better: bool, zero_method: str, alternative: str
 ) -> tuple[float, float, int, int, int]:
-    better = diff > 0 if higher_is_better else diff < 0
-    worse = diff < 0 if higher_is_better else diff > 0
+    better = diff > 0 if greater_is_better else diff < 0
+    worse = diff < 0 if greater_is_better else diff > 0
     wins, losses = int(better.sum()), int(worse.sum())
     ties = diff.size - wins - losses
     if wins + losses == 0:
@@ -219,15 +359,17 @@ def _check_models(frame: pd.DataFrame, names: Sequence[str]) -> None:
         raise ArgumentError(f"unknown learner(s) {unknown}; the table has {list(frame.columns)}.")
 
 
+@_direction_doc
 def wilcoxon_test(
     table: Any,
     a: str,
     b: str,
     *,
-    higher_is_better: bool = False,
+    greater_is_better: bool | None = None,
     zero_method: str = "wilcox",
     alternative: str = "two-sided",
     dataset_dim: Hashable = DATASET_DIM,
+    higher_is_better: bool | None = None,
 ) -> WilcoxonResult:
     """Wilcoxon signed-rank test of learners ``a`` and ``b`` over datasets (Demšar 2006, §3.1.3).
 
@@ -240,14 +382,14 @@ def wilcoxon_test(
         Per-dataset estimates, datasets × learners.
     a, b : str
         The two learners.
-    higher_is_better : bool, default False
-        Direction of "better" for the win/tie/loss counts.
+    %(greater_is_better)s
     zero_method : {"wilcox", "pratt", "zsplit"}, default "wilcox"
         Treatment of zero differences (scipy's).
     alternative : {"two-sided", "less", "greater"}
         scipy's alternative on ``score_a - score_b``.
     dataset_dim : hashable, default "dataset"
         The datasets dim of a DataArray table.
+    %(higher_is_better)s
 
     Returns
     -------
@@ -255,21 +397,26 @@ def wilcoxon_test(
     """
     frame = _as_frame(table, dataset_dim)
     _check_models(frame, [a, b])
+    greater = direction_of(
+        table, greater_is_better, higher_is_better=higher_is_better, func="wilcoxon_test"
+    )
     diff = (frame[a] - frame[b]).to_numpy()
-    stat, p, wins, ties, losses = _wilcoxon(diff, higher_is_better, zero_method, alternative)
+    stat, p, wins, ties, losses = _wilcoxon(diff, greater, zero_method, alternative)
     return WilcoxonResult(
         str(a), str(b), stat, p, float(np.median(diff)), wins, ties, losses, diff.size, alternative
     )
 
 
+@_direction_doc
 def pairwise_wilcoxon(
     table: Any,
     *,
     alpha: float = 0.05,
     correction: str = "holm",
-    higher_is_better: bool = False,
+    greater_is_better: bool | None = None,
     zero_method: str = "wilcox",
     dataset_dim: Hashable = DATASET_DIM,
+    higher_is_better: bool | None = None,
 ) -> PairwiseResult:
     """Wilcoxon signed-rank tests of all pairs, Holm-adjusted (García & Herrera 2008).
 
@@ -281,12 +428,12 @@ def pairwise_wilcoxon(
         Family-wise level.
     correction : str, default "holm"
         Any method of :func:`statsmodels.stats.multitest.multipletests`.
-    higher_is_better : bool, default False
-        Direction of "better" for the win/tie/loss counts.
+    %(greater_is_better)s
     zero_method : {"wilcox", "pratt", "zsplit"}, default "wilcox"
         Treatment of zero differences.
     dataset_dim : hashable, default "dataset"
         The datasets dim of a DataArray table.
+    %(higher_is_better)s
 
     Returns
     -------
@@ -296,8 +443,11 @@ def pairwise_wilcoxon(
 
     alpha = validate_alpha(alpha)
     frame = _as_frame(table, dataset_dim)
+    greater = direction_of(
+        table, greater_is_better, higher_is_better=higher_is_better, func="pairwise_wilcoxon"
+    )
     tests = tuple(
-        wilcoxon_test(frame, a, b, higher_is_better=higher_is_better, zero_method=zero_method)
+        wilcoxon_test(frame, a, b, greater_is_better=greater, zero_method=zero_method)
         for a, b in combinations(frame.columns, 2)
     )
     try:
@@ -357,9 +507,16 @@ def _per_dataset_counts(
     models: Sequence[str],
     alpha: float,
     dataset_dim: Hashable,
+    greater_is_better: bool,
 ) -> pd.DataFrame:
+    results = (
+        [_pick(v, method) for v in per_dataset.values()]
+        if isinstance(per_dataset, Mapping)
+        else [_pick(per_dataset, method)]
+    )
+    for res in results:  # the per-dataset contrasts must point the way the table's values do
+        direction_of(res, greater_is_better, name="per_dataset", func="rank_report")
     if isinstance(per_dataset, Mapping):
-        results = [_pick(v, method) for v in per_dataset.values()]
         if not results or any(r.estimate.ndim == 0 for r in results):
             raise ArgumentError(
                 "`per_dataset` as a mapping needs one result over `contrast` per dataset."
@@ -373,7 +530,7 @@ def _per_dataset_counts(
         )
         name = results[0].method
     else:
-        res = _pick(per_dataset, method)
+        res = results[0]
         est, p, name = res.estimate, res.pvalue, res.method
     if dataset_dim not in est.dims or est.ndim != 2:
         raise ArgumentError(
@@ -390,7 +547,8 @@ def _per_dataset_counts(
         a, b, sign = pair
         e = sign * est.sel({unit: label}).values
         sig = p.sel({unit: label}).values <= alpha
-        wins, losses = int((sig & (e < 0)).sum()), int((sig & (e > 0)).sum())
+        better, worse = (e > 0, e < 0) if greater_is_better else (e < 0, e > 0)
+        wins, losses = int((sig & better).sum()), int((sig & worse).sum())
         rows.append((a, b, wins, int((~sig).sum()), losses, name))
     if not rows:
         raise ArgumentError(
@@ -408,14 +566,16 @@ def _per_dataset_counts(
     return pd.DataFrame(rows, columns=cols)
 
 
+@_direction_doc
 def rank_report(
     table: Any,
     per_dataset: Any = None,
     *,
     method: str | None = None,
     alpha: float = 0.05,
-    higher_is_better: bool = False,
+    greater_is_better: bool | None = None,
     dataset_dim: Hashable = DATASET_DIM,
+    higher_is_better: bool | None = None,
 ) -> RankReport:
     """Rank tests across datasets beside the per-dataset corrected tests.
 
@@ -425,21 +585,24 @@ def rank_report(
         Per-dataset estimates, datasets × learners (e.g.
         ``cvstats.corrected_resampled_t(cube).estimate``).
     per_dataset : InferenceResult, ComparisonTable or mapping, optional
-        Per-dataset tests of the pairwise contrasts of *losses* (e.g.
+        Per-dataset tests of the pairwise contrasts of the same metric (e.g.
         ``cvstats.corrected_resampled_t(cvstats.pairwise(cube))`` or
         ``cvstats.compare(cvstats.pairwise(cube))``), over ``(dataset, contrast)``
-        with contrast labels ``"a - b"``; a negative estimate means ``a`` is better.
-        Or a mapping of dataset names to such results over ``contrast`` (one cube
-        per dataset, e.g. when the datasets differ in size).
+        with contrast labels ``"a - b"``; a negative estimate means ``a`` is better
+        for a loss, a positive one for a score. Or a mapping of dataset names to
+        such results over ``contrast`` (one cube per dataset, e.g. when the
+        datasets differ in size). When their estimates record a direction (the
+        attrs of the cube they were run on), it must be the table's; otherwise
+        they are read in the table's direction.
     method : str, optional
         Which method of a ComparisonTable (default ``"corrected_resampled_t"``
         when present, else the first).
     alpha : float, default 0.05
         Level of every test and of the critical difference.
-    higher_is_better : bool, default False
-        Direction of the scores in ``table``.
+    %(greater_is_better)s
     dataset_dim : hashable, default "dataset"
         The datasets dim.
+    %(higher_is_better)s
 
     Returns
     -------
@@ -447,11 +610,13 @@ def rank_report(
     """
     alpha = validate_alpha(alpha)
     frame = _as_frame(table, dataset_dim)
-    fried = friedman_test(
-        frame, higher_is_better=higher_is_better, alpha=alpha, dataset_dim=dataset_dim
+    greater = direction_of(
+        table, greater_is_better, higher_is_better=higher_is_better, func="rank_report"
     )
-    pairs = pairwise_wilcoxon(frame, alpha=alpha, higher_is_better=higher_is_better)
+    fried = friedman_test(frame, greater_is_better=greater, alpha=alpha, dataset_dim=dataset_dim)
+    pairs = pairwise_wilcoxon(frame, alpha=alpha, greater_is_better=greater)
     counts = None
     if per_dataset is not None:
-        counts = _per_dataset_counts(per_dataset, method, list(frame.columns), alpha, dataset_dim)
+        models = list(frame.columns)
+        counts = _per_dataset_counts(per_dataset, method, models, alpha, dataset_dim, greater)
     return RankReport(fried, pairs, counts)

@@ -81,6 +81,7 @@ from cvstats.cube.schema import (
     METRIC,
     MODEL,
     N_TEST,
+    REQUIRED_ATTRS,
     SPLIT,
     SPLIT_COORDS,
     UNKNOWN_SEED,
@@ -99,6 +100,10 @@ __all__ = [
     "is_sklearn_scorer",
     "metric_direction",
     "metric_range",
+    "name_direction",
+    "recorded_direction",
+    "LOSS_RANGES",
+    "value_range",
 ]
 
 #: How to build a score cube, for messages.
@@ -339,6 +344,153 @@ def metric_range(metric: str) -> tuple[float, float] | None:
     if metric.startswith("neg_") and metric in _sklearn_scorer_names():
         return (-math.inf, 0.0)
     return _METRIC_RANGES.get(metric)
+
+
+#: Metric names whose direction is known besides scikit-learn's scorer names (which are all
+#: greater-is-better, :data:`SKLEARN_SCORER_RULE`): scikit-learn's metric functions and the
+#: usual short names. Looked up in lower case.
+_GREATER_NAMES = frozenset(
+    {
+        "auc", "r²", "r2_score", "accuracy_score", "balanced_accuracy_score", "roc_auc_score",
+        "average_precision_score", "f1_score", "precision_score", "recall_score",
+    }
+)  # fmt: skip
+#: Names of losses and errors (smaller is better): cvstats' losses (:mod:`cvstats.designs.losses`),
+#: scikit-learn's loss and error functions (not negated) and the usual short names.
+_SMALLER_NAMES = frozenset(
+    {
+        "loss", "zero_one", "squared", "absolute", "error", "error_rate", "mse", "rmse", "mae",
+        "zero_one_loss", "log_loss", "brier_score_loss", "hinge_loss", "hamming_loss",
+        "mean_squared_error", "root_mean_squared_error", "mean_absolute_error",
+        "median_absolute_error", "mean_absolute_percentage_error",
+    }
+)  # fmt: skip
+
+
+def name_direction(name: Any) -> int | None:
+    """Return ``greater_is_better`` (1 or 0) of a metric known by its name, None otherwise.
+
+    Greater is better for every scikit-learn scorer name (accuracy, roc_auc, f1,
+    r2, balanced_accuracy, precision, recall, and the negated losses ``neg_*``:
+    :data:`SKLEARN_SCORER_RULE`), for scikit-learn's metric functions of them
+    (``accuracy_score``, ``f1_score``, ``roc_auc_score``, ...) and for ``auc`` and
+    ``R²``; smaller is better for cvstats' losses (``zero_one``, ``squared``,
+    ``absolute``), scikit-learn's loss and error functions (``log_loss``,
+    ``zero_one_loss``, ``mean_squared_error``, ...) and ``loss``, ``error``,
+    ``error_rate``, ``mse``, ``rmse``, ``mae``. Any other name says nothing (the
+    name is looked up in lower case).
+
+    Examples
+    --------
+    >>> name_direction("roc_auc"), name_direction("neg_log_loss"), name_direction("mse")
+    (1, 1, 0)
+    >>> name_direction("my_metric") is None
+    True
+    """
+    if not isinstance(name, str) or not name.strip():
+        return None
+    key = name.strip().lower()
+    if is_sklearn_scorer(key) or key in _GREATER_NAMES:
+        return 1
+    if key in _SMALLER_NAMES:
+        return 0
+    return None
+
+
+def recorded_direction(attrs: Mapping[Hashable, Any], name: Any = None) -> tuple[int, str] | None:
+    """Return ``(greater_is_better, why)`` that data records about itself, or None.
+
+    What a cube, a result's ``estimate`` (methods keep the cube's attrs) or a
+    table of them says about its direction, first match wins:
+
+    1. the attr ``greater_is_better`` of a score cube (0/1 or a bool);
+    2. the attr ``loss`` of a collected loss cube: smaller is better;
+    3. the attrs every cube carries (``design``, ``n``, ``seed``) without
+       ``greater_is_better``: the values of a loss cube, smaller is better (a
+       score cube always records its direction);
+    4. the attr ``metric``, else ``name``, when :func:`name_direction` knows it.
+
+    Attrs survive xarray's arithmetic: values transformed into another metric
+    (``1 - error``) keep the attrs of the old one, so set or clear them.
+
+    Parameters
+    ----------
+    attrs : mapping
+        The attrs of the data.
+    name : str, optional
+        The data's name (a DataArray's ``name``).
+
+    Returns
+    -------
+    (int, str) or None
+        ``1`` if a larger value is better, ``0`` otherwise, and the reason in
+        words; None when the data say nothing.
+
+    Raises
+    ------
+    CubeError
+        If the attr ``greater_is_better`` is neither 0/1 nor a bool.
+
+    Examples
+    --------
+    >>> recorded_direction({"greater_is_better": 1, "metric": "roc_auc"})
+    (1, 'its attr greater_is_better = 1')
+    >>> recorded_direction({"design": "kfold", "n": 50, "seed": 0})[0]
+    0
+    >>> recorded_direction({}, "accuracy")
+    (1, "its name 'accuracy' (a larger accuracy is better)")
+    """
+    if GREATER_IS_BETTER in attrs:
+        value = int(_direction(attrs[GREATER_IS_BETTER]))
+        return value, f"its attr {GREATER_IS_BETTER} = {value}"
+    if "loss" in attrs:
+        return 0, f"its attr loss = {plain_value(attrs['loss'])!r} (a loss cube's values)"
+    if all(a in attrs for a in REQUIRED_ATTRS):
+        return 0, (
+            f"its attrs {', '.join(REQUIRED_ATTRS)} without {GREATER_IS_BETTER} (a loss cube's "
+            "values)"
+        )
+    for source, value in (("attr metric", attrs.get(METRIC)), ("name", name)):
+        known = name_direction(value)
+        if known is not None:
+            way = "larger" if known else "smaller"
+            return known, f"its {source} {value!r} (a {way} {value} is better)"
+    return None
+
+
+#: The values of the per-example losses of :mod:`cvstats.designs.losses` (and so of their means),
+#: by the name a collected cube keeps in its attr ``loss``: ``(low, high)`` (``inf``: no bound).
+LOSS_RANGES: dict[str, tuple[float, float]] = {
+    "zero_one": (0.0, 1.0),
+    "squared": (0.0, math.inf),
+    "absolute": (0.0, math.inf),
+    "log": (0.0, math.inf),
+}
+
+
+def value_range(attrs: Mapping[str, Any], name: Any) -> tuple[float, float] | None:
+    """Return the range ``(low, high)`` of a cube's values (one model's), or None if unknown.
+
+    The one reading of what a cube's metric can take, for the intervals shown of
+    its results (:mod:`cvstats.results.ranges`): a score cube (attr
+    ``greater_is_better``) by its ``metric`` (default its name) through
+    :func:`metric_range`; a loss cube by its attr ``loss`` (default its name)
+    through :data:`LOSS_RANGES`, e.g. ``[0, 1]`` for ``"zero_one"``. The
+    metric's name is read as :func:`cvstats.results.verdict.quantity_of` reads
+    it. Unknown metrics (a loss named ``"loss"``, a custom score) have no range.
+
+    Examples
+    --------
+    >>> value_range({"greater_is_better": 1, "metric": "roc_auc"}, "auc")
+    (0.0, 1.0)
+    >>> value_range({"loss": "zero_one"}, "error")
+    (0.0, 1.0)
+    >>> value_range({}, "loss") is None
+    True
+    """
+    if GREATER_IS_BETTER in attrs:
+        return metric_range(str(attrs.get(METRIC, name)))
+    return LOSS_RANGES.get(str(attrs.get("loss", name)))
 
 
 def examples_refusal(method: str) -> str:

@@ -14,6 +14,7 @@ leading axes:
 
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -56,15 +57,21 @@ def _table_iv(scores: ArrayLike, name: str = "scores") -> np.ndarray:
     return arr
 
 
-def rank_scores(scores: ArrayLike, *, higher_is_better: bool = False) -> np.ndarray:
+def rank_scores(
+    scores: ArrayLike, *, greater_is_better: bool = False, higher_is_better: bool | None = None
+) -> np.ndarray:
     """Rank learners within each dataset: 1 = best, ties get their average rank.
 
     Parameters
     ----------
     scores : array_like, shape (..., N, k)
         Scores (losses by default) of ``k`` learners on ``N`` datasets.
-    higher_is_better : bool, default False
+    greater_is_better : bool, default False
         ``False``: the lowest score (loss) ranks 1; ``True``: the highest (accuracy).
+        The analyses of :mod:`cvstats.across.ranks` read it from their data and
+        always pass it.
+    higher_is_better : bool, optional
+        Old name of ``greater_is_better`` (FutureWarning).
 
     Returns
     -------
@@ -77,8 +84,16 @@ def rank_scores(scores: ArrayLike, *, higher_is_better: bool = False) -> np.ndar
     array([[1.5, 3. , 1.5],
            [2. , 1. , 3. ]])
     """
+    if higher_is_better is not None:
+        warnings.warn(
+            "rank_scores: `higher_is_better=` is now called `greater_is_better=`; the old name "
+            "will be removed.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        greater_is_better = higher_is_better
     arr = _table_iv(scores)
-    return scipy.stats.rankdata(-arr if higher_is_better else arr, axis=-1)
+    return scipy.stats.rankdata(-arr if greater_is_better else arr, axis=-1)
 
 
 def _tie_factor(ranks: np.ndarray) -> np.ndarray:

@@ -41,6 +41,7 @@ from cvstats.reporting.decision import (
 from cvstats.reporting.formatting import latex_escape
 from cvstats.results import FRAME_COLUMNS, InferenceResult
 from cvstats.results.base import latex_unicode, ordered_columns
+from cvstats.results.ranges import CLIP_COLUMN, CLIP_MARK, table_clip_notes
 from cvstats.results.verdict import Verdict, is_level, readable_label
 
 __all__ = ["METHODS", "TARGETS", "ComparisonTable", "compare", "applicable_methods"]
@@ -134,7 +135,10 @@ class ComparisonTable:
 
         Columns: the result dims (``contrast`` first, then any extra dims),
         :data:`cvstats.results.FRAME_COLUMNS`, and ``note`` (e.g. "liberal for the
-        learner" under ``target="learner"``).
+        learner" under ``target="learner"``). Intervals are clipped at the range
+        of a bounded metric and flagged in ``ci_clipped``
+        (:mod:`cvstats.results.ranges`); a result's ``to_frame(clip=False)``
+        gives them unclipped.
         """
         frames, dims = [], None
         for name, res in self.results.items():
@@ -168,8 +172,10 @@ class ComparisonTable:
         shown[f"{100 * (1 - self.alpha):g}% CI"] = [
             ""
             if np.isnan(lo) or np.isnan(hi)
-            else f"[{_fmt(lo, precision)}, {_fmt(hi, precision)}]"
-            for lo, hi in zip(frame["ci_lower"], frame["ci_upper"], strict=True)
+            else f"[{_fmt(lo, precision)}, {_fmt(hi, precision)}]{CLIP_MARK if cut else ''}"
+            for lo, hi, cut in zip(
+                frame["ci_lower"], frame["ci_upper"], frame[CLIP_COLUMN], strict=True
+            )
         ]
         shown = shown.assign(
             direction=frame["method"].map(lambda n: METHODS[n].short), note=frame["note"]
@@ -201,17 +207,24 @@ class ComparisonTable:
         styler = self._display(precision).style.hide(axis="index")
         styler = styler.format(escape="latex").format_index(escape="latex", axis=1)
         latex = styler.to_latex(hrules=True, caption=caption or latex_escape(self._caption()))
-        return latex_unicode(str(latex))
+        notes = "".join(f"\n{latex_escape(n)}\n" for n in self._clip_notes())
+        return latex_unicode(str(latex) + notes)
+
+    def _clip_notes(self) -> list[str]:
+        """Return the note on intervals clipped at the metric's range, when any was."""
+        return table_clip_notes(self.to_frame(), self.results)
 
     def to_markdown(self, precision: int = 4) -> str:
         """Return a Markdown (pipe) table, preceded by its caption."""
         body = self._display(precision).to_markdown(index=False)
-        return f"{self._caption()}\n\n{body}"
+        notes = "".join(f"\n\n{n}" for n in self._clip_notes())
+        return f"{self._caption()}\n\n{body}{notes}"
 
     def to_html(self, precision: int = 4) -> str:
         """Return an HTML table, preceded by its caption."""
         html = self._display(precision).to_html(index=False, border=0)
-        return f"<p>{html_escape(self._caption())}</p>\n{html}"
+        notes = "".join(f"\n<p>{html_escape(n)}</p>" for n in self._clip_notes())
+        return f"<p>{html_escape(self._caption())}</p>\n{html}{notes}"
 
     def summary(self, precision: int = 4, *, full: bool = False) -> Any:
         """Return a statsmodels ``Summary`` (``as_text()``, ``as_latex()``, ``as_html()``).
@@ -253,6 +266,7 @@ class ComparisonTable:
                 self._caption(),
                 *lines,
                 *(f"Note: {n}" for n in self.notes),
+                *self._clip_notes(),
                 "Verdict:",
                 str(self.verdict()),
             ]

@@ -29,6 +29,7 @@ from cvstats.cube.schema import CONTRAST
 from cvstats.inference.recommend import Recommendation, recommend
 from cvstats.inference.registry import METHODS
 from cvstats.reporting.formatting import latex_escape
+from cvstats.results.ranges import CLIP_COLUMN, CLIP_MARK, table_clip_notes
 from cvstats.results.verdict import (
     Verdict,
     evidence_of,
@@ -120,10 +121,10 @@ def _fmt(value: float, precision: int) -> str:
     return f"{value:.{precision}g}"
 
 
-def _ci(low: float, high: float, precision: int) -> str:
+def _ci(low: float, high: float, precision: int, clipped: bool = False) -> str:
     if np.isnan(low) or np.isnan(high):
         return ""
-    return f"[{_fmt(low, precision)}, {_fmt(high, precision)}]"
+    return f"[{_fmt(low, precision)}, {_fmt(high, precision)}]{CLIP_MARK if clipped else ''}"
 
 
 def _short(text: str, width: int) -> str:
@@ -242,7 +243,7 @@ def default_summary(table: ComparisonTable, precision: int = 4) -> Any:
                     _short(label_of(str(r[CONTRAST])), _LABEL_WIDTH),
                     name + _marker(name, table.target),
                     _fmt(float(r["estimate"]), precision),
-                    _ci(float(r["ci_lower"]), float(r["ci_upper"]), precision),
+                    _ci(float(r["ci_lower"]), float(r["ci_upper"]), precision, r[CLIP_COLUMN]),
                     pvalue_text(float(r["pvalue"]), table.alpha)
                     .removeprefix("p = ")
                     .replace("p ", ""),
@@ -269,7 +270,7 @@ def default_summary(table: ComparisonTable, precision: int = 4) -> Any:
                 *(_short(str(r[d]), 12) for d in lextra),
                 _short(level_label(r[unit]), _LABEL_WIDTH),
                 _fmt(float(r["estimate"]), precision),
-                _ci(float(r["ci_lower"]), float(r["ci_upper"]), precision),
+                _ci(float(r["ci_lower"]), float(r["ci_upper"]), precision, r[CLIP_COLUMN]),
             ]
             for _, r in frame.iterrows()
         ]
@@ -286,6 +287,9 @@ def default_summary(table: ComparisonTable, precision: int = 4) -> Any:
         text += wrap_lines(f"Models (names too long for the tables): {legend}.", bullet=False)
     text += ["Verdict:", *wrap_lines(str(table_verdict(table)), bullet=True)]
     text += wrap_lines(_legend(table, rec), bullet=False)
+    shown = [comparisons, *([level_frame] if level_frame is not None else [])]
+    clipped = table_clip_notes(pd.concat(shown, ignore_index=True), table.results)
+    text += wrap_lines("\n".join(clipped), bullet=False)
     smry.add_extra_txt(text)
     return smry
 

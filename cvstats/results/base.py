@@ -39,6 +39,7 @@ import pandas as pd
 import xarray as xr
 
 from cvstats.errors import ArgumentError, CvstatsTypeError
+from cvstats.results.ranges import CLIP_COLUMN
 
 __all__ = [
     "ordered_columns",
@@ -734,12 +735,37 @@ class Result(Display):
         return type(self).__name__
 
     def _display(self, precision: int, **options: Any) -> pd.DataFrame:
-        """Return the frame with its numbers formatted to ``precision`` significant digits."""
-        frame = self.to_frame(**options).copy()
-        for col in frame.columns:
-            if pd.api.types.is_float_dtype(frame[col]):
-                frame[col] = [_fmt(v, precision) for v in frame[col]]
-        return frame
+        """Return the frame with its numbers formatted to ``precision`` significant digits.
+
+        A bound clipped at its metric's range is marked (:meth:`_mark_clipped`).
+        """
+        frame = self.to_frame(**options)
+        shown = frame.copy()
+        for col in shown.columns:
+            if pd.api.types.is_float_dtype(shown[col]):
+                shown[col] = [_fmt(v, precision) for v in shown[col]]
+        return self._mark_clipped(shown, frame, **options) if self._clip_notes(frame) else shown
+
+    # ------------------------------------------------------------------
+    # intervals clipped at a bounded metric's range (cvstats.results.ranges)
+    # ------------------------------------------------------------------
+
+    def _clip_note(self) -> str:
+        """Return the note on intervals clipped at the metric's range (default none)."""
+        return ""
+
+    def _mark_clipped(
+        self, shown: pd.DataFrame, frame: pd.DataFrame, **options: Any
+    ) -> pd.DataFrame:
+        """Return ``shown`` (``frame`` as text) with its clipped bounds marked (default as is)."""
+        return shown
+
+    def _clip_notes(self, frame: pd.DataFrame) -> list[str]:
+        """Return ``[the clipping note]`` when a row of ``frame`` was clipped, else ``[]``."""
+        flags = frame.get(CLIP_COLUMN)
+        if flags is None or not flags.to_numpy(bool).any():
+            return []
+        return [note for note in (self._clip_note(),) if note]
 
     def to_markdown(self, precision: int = 4, **options: Any) -> str:
         """Return a Markdown (pipe) table of :meth:`to_frame`, preceded by the caption.
@@ -755,8 +781,10 @@ class Result(Display):
         -------
         str
         """
-        body = self._display(precision, **options).to_markdown(index=False)
-        return f"{self._caption()}\n\n{body}"
+        shown = self._display(precision, **options)
+        body = shown.to_markdown(index=False)
+        notes = "".join(f"\n\n{note}" for note in self._clip_notes(shown))
+        return f"{self._caption()}\n\n{body}{notes}"
 
     def to_latex(self, precision: int = 4, caption: str | None = None, **options: Any) -> str:
         """Return a booktabs LaTeX table of :meth:`to_frame` (pandas' ``Styler.to_latex``).
@@ -774,11 +802,13 @@ class Result(Display):
         -------
         str
         """
-        styler = self._display(precision, **options).style.hide(axis="index")
+        shown = self._display(precision, **options)
+        styler = shown.style.hide(axis="index")
         styler = styler.format(escape="latex").format_index(escape="latex", axis=1)
         text = caption if caption is not None else latex_escape(self._caption())
         latex = str(styler.to_latex(hrules=True, caption=text))
-        return latex_unicode(latex)
+        notes = "".join(f"\n{latex_escape(note)}\n" for note in self._clip_notes(shown))
+        return latex_unicode(latex + notes)
 
     def to_html(self, precision: int = 4, **options: Any) -> str:
         """Return an HTML table of :meth:`to_frame`, preceded by the caption.
@@ -794,8 +824,10 @@ class Result(Display):
         -------
         str
         """
-        html = self._display(precision, **options).to_html(index=False, border=0)
-        return f"<p>{html_escape(self._caption())}</p>\n{html}"
+        shown = self._display(precision, **options)
+        html = shown.to_html(index=False, border=0)
+        notes = "".join(f"\n<p>{html_escape(note)}</p>" for note in self._clip_notes(shown))
+        return f"<p>{html_escape(self._caption())}</p>\n{html}{notes}"
 
     # ------------------------------------------------------------------
     # summary
@@ -837,9 +869,13 @@ class Result(Display):
         dims = self._frame_dims(frame)
         cols, headers = self._summary_table(frame, **options)
         stubs = [" ".join(str(v) for v in row) for row in frame[dims].itertuples(index=False)]
-        data = [[_fmt(v, precision) for v in row] for row in frame[cols].itertuples(index=False)]
+        shown = pd.DataFrame({c: [_fmt(v, precision) for v in frame[c]] for c in cols})
+        clipped = self._clip_notes(frame)
+        if clipped:
+            shown = self._mark_clipped(shown, frame, **options)
+        data = shown[cols].to_numpy().tolist()
         smry.tables.append(SimpleTable(data, headers=headers, stubs=stubs or [""] * len(data)))
-        notes = [f"{k} {v}" for k, v in info if len(v) > _LONG]
+        notes = [f"{k} {v}" for k, v in info if len(v) > _LONG] + clipped
         verdict = str(self.verdict())
         if verdict:
             notes += ["Verdict:", *_wrapped(verdict)]

@@ -26,6 +26,7 @@ from cvstats.results.base import (
     split_interval,
     tidy_frame,
 )
+from cvstats.results.ranges import CLIP_COLUMN, clip_interval, clip_note, mark_clipped
 
 __all__ = ["BayesianResult", "BAYES_FRAME_COLUMNS"]
 
@@ -42,6 +43,7 @@ BAYES_FRAME_COLUMNS = (
     "rope_upper",
     "ci_lower",
     "ci_upper",
+    "ci_clipped",
     "rho",
     "n_splits",
 )
@@ -118,13 +120,17 @@ class BayesianResult(Result):
     def __post_init__(self) -> None:
         self._coerce_values()
 
-    def interval(self, alpha: float | None = None) -> xr.DataArray:
+    def interval(self, alpha: float | None = None, *, clip: bool = True) -> xr.DataArray:
         """Return the equal-tailed ``1 - alpha`` posterior interval of the mean.
 
         Parameters
         ----------
         alpha : float, optional
             Level; default the result's ``alpha``.
+        clip : bool, default True
+            Clip the interval at the range of a bounded metric
+            (:mod:`cvstats.results.ranges`; the Student-t posterior puts mass
+            beyond it); False gives the interval as computed.
 
         Returns
         -------
@@ -139,15 +145,21 @@ class BayesianResult(Result):
             [[], [], []],
             2,
         )
+        if clip:
+            low, high, _ = clip_interval(low, high, self.mean, self.loss)
         return bounds(low, high)
 
-    def credible_interval(self, alpha: float | None = None) -> ConfidenceInterval:
+    def credible_interval(
+        self, alpha: float | None = None, *, clip: bool = True
+    ) -> ConfidenceInterval:
         """Return the tuple view ``(low, high)`` of :meth:`interval`.
 
         Parameters
         ----------
         alpha : float, optional
             Level; default the result's ``alpha``.
+        clip : bool, default True
+            Clip at the range of a bounded metric (:meth:`interval`).
 
         Returns
         -------
@@ -155,22 +167,28 @@ class BayesianResult(Result):
             ``(low, high)``, DataArrays over the result's dims (0-d for a scalar
             result).
         """
-        return split_interval(self.interval(alpha))
+        return split_interval(self.interval(alpha, clip=clip))
 
-    def to_frame(self, alpha: float | None = None) -> pd.DataFrame:
+    def to_frame(self, alpha: float | None = None, *, clip: bool = True) -> pd.DataFrame:
         """Return a tidy DataFrame, one row per element of the result's dims.
 
         Parameters
         ----------
         alpha : float, optional
             Level of ``ci_lower``/``ci_upper``; default the result's ``alpha``.
+        clip : bool, default True
+            Clip the intervals at the range of a bounded metric (:meth:`interval`).
 
         Returns
         -------
         pandas.DataFrame
-            Columns: the dims, then :data:`BAYES_FRAME_COLUMNS`.
+            Columns: the dims, then :data:`BAYES_FRAME_COLUMNS`; ``ci_clipped``
+            says whether the row's interval was clipped.
         """
-        low, high = split_interval(self.interval(alpha))
+        low, high = split_interval(self.interval(alpha, clip=False))
+        clipped = xr.zeros_like(low, dtype=bool)
+        if clip:
+            low, high, clipped = clip_interval(low, high, self.mean, self.loss)
         rope_lower, rope_upper = self.rope
         constants = {
             "method": self.method,
@@ -179,9 +197,17 @@ class BayesianResult(Result):
             "rho": self.rho,
             "n_splits": self.n_splits,
         }
-        values = {**self._value_arrays(), "ci_lower": low, "ci_upper": high}
+        values = {**self._value_arrays(), "ci_lower": low, "ci_upper": high, CLIP_COLUMN: clipped}
         frame, _ = tidy_frame(values, constants, list(BAYES_FRAME_COLUMNS))
         return frame
+
+    def _clip_note(self) -> str:
+        return clip_note(self.mean.attrs, self.loss, "credible_interval(clip=False)")
+
+    def _mark_clipped(
+        self, shown: pd.DataFrame, frame: pd.DataFrame, **options: Any
+    ) -> pd.DataFrame:
+        return mark_clipped(shown, frame, self.to_frame(options.get("alpha"), clip=False))
 
     def summary(self, alpha: float | None = None, *, precision: int = 4) -> Any:
         """Return a statsmodels ``Summary`` (``as_text()``, ``as_latex()``, ``as_html()``).
@@ -231,7 +257,11 @@ class BayesianResult(Result):
     def _display_frame(self) -> pd.DataFrame:
         frame = self.to_frame()
         cols = ["mean", "scale", "p_left", "p_rope", "p_right", "ci_lower", "ci_upper"]
+        cols += [CLIP_COLUMN] if self._clip_notes(frame) else []
         return frame[[*self._frame_dims(frame), *cols]]
+
+    def _display_notes(self) -> list[str]:
+        return self._clip_notes(self.to_frame())
 
     def plot(self, ax: Any = None, *, points: int = 400) -> Any:
         """Draw the posterior densities with the rope shaded (matplotlib).
@@ -252,7 +282,7 @@ class BayesianResult(Result):
         import matplotlib.pyplot as plt
         from scipy import stats
 
-        frame = self.to_frame(alpha=0.002)
+        frame = self.to_frame(alpha=0.002, clip=False)
         dims = self._frame_dims(frame)
         if ax is None:
             _, ax = plt.subplots(figsize=(7, 3.5))

@@ -32,7 +32,9 @@ class WinnerTable(Result):
         (CV says ``a`` is worse, ``ε̂_a > ε̂_b``) and ``"a <= b"``; columns
         (named ``"conditional"``): ``"a > b"`` (truly worse, ``εc_a > εc_b``)
         and ``"a <= b"``; ``a`` and ``b`` are the model names. This is the
-        survey's table ``M``.
+        survey's table ``M``. For scores where larger is better
+        (``greater_is_better``) "worse" is the smaller value and the labels
+        are ``"a < b"`` and ``"a >= b"``.
     p_true_given_cv : pandas.Series
         ``P(true verdict = CV verdict | CV verdict)``, indexed by the CV
         verdict: at ``"a > b"``, ``P(εc_a > εc_b | ε̂_a > ε̂_b)`` = cell
@@ -54,6 +56,9 @@ class WinnerTable(Result):
         ``"exclude"``: datasets with a tie in CV or in truth are left out.
     models : tuple of str
         ``(a, b)``.
+    greater_is_better : bool, default False
+        Whether the values were scores where larger is better (accuracies)
+        rather than errors.
     """
 
     table: pd.DataFrame
@@ -65,6 +70,7 @@ class WinnerTable(Result):
     ties_true: int
     ties: str
     models: tuple[str, str]
+    greater_is_better: bool = False
 
     frame_columns: ClassVar[tuple[str, ...]] = WINNER_FRAME_COLUMNS
 
@@ -72,8 +78,9 @@ class WinnerTable(Result):
         """Return the four cells, one row each: ``cv, conditional, count, share``.
 
         ``cv`` and ``conditional`` are the verdicts (``"a > b"``: ``a`` has the
-        larger error), ``share`` the cell's count over ``n_datasets`` (NaN when
-        no dataset is counted).
+        larger error; for scores ``"a < b"``: ``a`` has the smaller score),
+        ``share`` the cell's count over ``n_datasets`` (NaN when no dataset is
+        counted).
         """
         frame = self.table.rename_axis(index="cv", columns="conditional")
         frame = frame.stack().rename("count").reset_index()
@@ -97,7 +104,11 @@ class WinnerTable(Result):
 
     def _display_details(self) -> list[str]:
         a, b = self.models
-        return [f"rows: CV verdict (ε̂_{a} vs ε̂_{b}); columns: true conditional verdict"]
+        worse = "smaller score" if self.greater_is_better else "larger error"
+        return [
+            f"rows: CV verdict (ε̂_{a} vs ε̂_{b}); columns: true conditional verdict; "
+            f"worse: the {worse}"
+        ]
 
     def _display_notes(self) -> list[str]:
         return [

@@ -29,6 +29,7 @@ from cvstats.results.base import (
     tidy_frame,
 )
 from cvstats.results.plots import forest_plot
+from cvstats.results.ranges import CLIP_COLUMN, clip_interval, clip_note, mark_clipped
 
 __all__ = ["ConfidenceInterval", "InferenceResult", "FRAME_COLUMNS"]
 
@@ -43,6 +44,7 @@ FRAME_COLUMNS = (
     "pvalue",
     "ci_lower",
     "ci_upper",
+    "ci_clipped",
     "n1",
     "n2",
     "n_splits",
@@ -130,13 +132,18 @@ class InferenceResult(Result):
             return f"n/2 μ (n/2 = {self.n1})"
         return "conditional"
 
-    def interval(self, alpha: float | None = None) -> xr.DataArray:
+    def interval(self, alpha: float | None = None, *, clip: bool = True) -> xr.DataArray:
         """Return the ``1 - alpha`` interval ``μ̂ ± c sqrt(σ̂²)`` (docs/theory.md §4).
 
         Parameters
         ----------
         alpha : float, optional
             Level; default the result's ``alpha``.
+        clip : bool, default True
+            Clip the interval at the range of a bounded metric (an error rate,
+            an AUC, their differences: :mod:`cvstats.results.ranges`); False
+            gives the Wald interval as computed, which can cross the range
+            (docs/theory.md §4, "Intervals at the edge of a bounded metric").
 
         Returns
         -------
@@ -145,10 +152,13 @@ class InferenceResult(Result):
             coordinates ``["lower", "upper"]``; one-sided alternatives give an
             infinite bound; NaN for methods without an interval (Alpaydın's F).
         """
-        return bounds(*self._bounds(alpha))
+        low, high, _ = self._bounds(alpha, clip)
+        return bounds(low, high)
 
-    def _bounds(self, alpha: float | None) -> tuple[xr.DataArray, xr.DataArray]:
-        """Return the interval's two bounds at level ``alpha`` (default the result's)."""
+    def _bounds(
+        self, alpha: float | None, clip: bool = True
+    ) -> tuple[xr.DataArray, xr.DataArray, xr.DataArray]:
+        """Return the interval's two bounds at level ``alpha`` and whether each was clipped."""
         alpha = self.alpha if alpha is None else alpha
         low, high = apply_kernel(
             kernels.conf_int,
@@ -158,9 +168,11 @@ class InferenceResult(Result):
             alpha=alpha,
             alternative=self.alternative,
         )
-        return low, high
+        if not clip:
+            return low, high, xr.zeros_like(low, dtype=bool)
+        return clip_interval(low, high, self.estimate, self.loss)
 
-    def conf_int(self, alpha: float | None = None) -> ConfidenceInterval:
+    def conf_int(self, alpha: float | None = None, *, clip: bool = True) -> ConfidenceInterval:
         """Return the tuple view ``(low, high)`` of :meth:`interval`.
 
         For ``low, high = res.conf_int()``.
@@ -169,6 +181,9 @@ class InferenceResult(Result):
         ----------
         alpha : float, optional
             Level; default the result's ``alpha``.
+        clip : bool, default True
+            Clip at the range of a bounded metric; False: the raw Wald interval
+            (:meth:`interval`).
 
         Returns
         -------
@@ -177,31 +192,42 @@ class InferenceResult(Result):
             result); one-sided alternatives give an infinite bound; NaN for
             methods without an interval (Alpaydın's F).
         """
-        return split_interval(self.interval(alpha))
+        return split_interval(self.interval(alpha, clip=clip))
 
-    def to_frame(self, alpha: float | None = None) -> pd.DataFrame:
+    def to_frame(self, alpha: float | None = None, *, clip: bool = True) -> pd.DataFrame:
         """Return a tidy DataFrame: one row per element of the result's dims.
 
         Parameters
         ----------
         alpha : float, optional
             Level of ``ci_lower``/``ci_upper``; default the result's ``alpha``.
+        clip : bool, default True
+            Clip the intervals at the range of a bounded metric (:meth:`interval`).
 
         Returns
         -------
         pandas.DataFrame
-            Columns: the result's dims, then :data:`FRAME_COLUMNS`.
+            Columns: the result's dims, then :data:`FRAME_COLUMNS`;
+            ``ci_clipped`` says whether the row's interval was clipped.
         """
-        low, high = self._bounds(alpha)
+        low, high, clipped = self._bounds(alpha, clip)
         constants = {"method": self.method, "estimand": self.estimand_label}
         for name in ("n1", "n2", "n_splits", "n_fits", "reference", "direction"):
             constants[name] = getattr(self, name)
         frame, _ = tidy_frame(
-            {**self._value_arrays(), "ci_lower": low, "ci_upper": high},
+            {**self._value_arrays(), "ci_lower": low, "ci_upper": high, CLIP_COLUMN: clipped},
             constants,
             list(FRAME_COLUMNS),
         )
         return frame
+
+    def _clip_note(self) -> str:
+        return clip_note(self.estimate.attrs, self.loss)
+
+    def _mark_clipped(
+        self, shown: pd.DataFrame, frame: pd.DataFrame, **options: Any
+    ) -> pd.DataFrame:
+        return mark_clipped(shown, frame, self.to_frame(options.get("alpha"), clip=False))
 
     def summary(self, alpha: float | None = None, *, precision: int = 4) -> Any:
         """Return a statsmodels ``Summary`` (``as_text()``, ``as_latex()``, ``as_html()``).
@@ -257,7 +283,11 @@ class InferenceResult(Result):
     def _display_frame(self) -> pd.DataFrame:
         frame = self.to_frame()
         cols = ["estimate", "stderr", "statistic", "df", "pvalue", "ci_lower", "ci_upper"]
+        cols += [CLIP_COLUMN] if self._clip_notes(frame) else []
         return frame[[*self._frame_dims(frame), *cols]]
+
+    def _display_notes(self) -> list[str]:
+        return self._clip_notes(self.to_frame())
 
     def plot(self, ax: Any = None, *, alpha: float | None = None) -> Any:
         """Draw a forest plot: the estimate and interval of every element (matplotlib).

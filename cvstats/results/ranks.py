@@ -69,8 +69,11 @@ class FriedmanResult(Result):
         ``N`` and ``k``.
     alpha : float
         Level of the critical difference.
-    higher_is_better, tie_correction : bool
-        The options used.
+    greater_is_better : bool
+        Whether rank 1 went to the largest value (a score) or the smallest (a
+        loss): read from the table or given (``higher_is_better`` is an alias).
+    tie_correction : bool
+        The option used.
     """
 
     ranks: pd.DataFrame
@@ -87,7 +90,7 @@ class FriedmanResult(Result):
     n_datasets: int
     n_models: int
     alpha: float
-    higher_is_better: bool
+    greater_is_better: bool
     tie_correction: bool
 
     frame_columns: ClassVar[tuple[str, ...]] = FRIEDMAN_FRAME_COLUMNS
@@ -105,6 +108,11 @@ class FriedmanResult(Result):
 
     def __post_init__(self) -> None:
         self._coerce_values()
+
+    @property
+    def higher_is_better(self) -> bool:
+        """Alias of :attr:`greater_is_better` (its old name)."""
+        return self.greater_is_better
 
     def to_frame(self) -> pd.DataFrame:
         """Return the two tests: columns ``test, statistic, df1, df2, pvalue``."""
@@ -143,15 +151,22 @@ class FriedmanResult(Result):
         ranks = ", ".join(f"{k}: {v:.3f}" for k, v in self.average_ranks.items())
         return [
             ("Test:", self._caption()),
+            ("Rank 1:", self._rank_one()),
             ("Average ranks:", ranks),
             (f"Nemenyi CD (alpha = {self.alpha:g}):", f"{float(self.critical_difference):.4g}"),
             ("q_alpha:", f"{float(self.q_alpha):.4g}"),
             ("Tie correction:", str(self.tie_correction)),
         ]
 
+    def _rank_one(self) -> str:
+        return (
+            "the largest value (greater is better)"
+            if self.greater_is_better
+            else "the smallest value (a loss: smaller is better)"
+        )
+
     def _display_details(self) -> list[str]:
-        better = "higher" if self.higher_is_better else "lower"
-        return [f"rank 1: the {better} score; tie correction {self.tie_correction}"]
+        return [f"rank 1: {self._rank_one()}; tie correction {self.tie_correction}"]
 
     def _display_notes(self) -> list[str]:
         ranks = ", ".join(f"{k} {v:.3f}" for k, v in self.average_ranks.items())
@@ -309,7 +324,8 @@ class RankReport(Result):
         Holm-adjusted Wilcoxon tests of every pair.
     per_dataset : pandas.DataFrame or None
         Per pair ``(model_a, model_b)``: ``significant_wins`` (datasets where the
-        per-dataset test rejects and ``a``'s loss is lower), ``not_significant``,
+        per-dataset test rejects and ``a`` is better: a lower loss or a higher
+        score, as the table's direction says), ``not_significant``,
         ``significant_losses``, and ``per_dataset_method``; None when no
         per-dataset results were given.
     """
@@ -416,7 +432,8 @@ def _cliques(ranks: np.ndarray, cd: float) -> list[tuple[int, int]]:
 def cd_diagram(result: FriedmanResult, ax: Any = None) -> Any:
     """Draw Demšar's critical-difference diagram of a :class:`FriedmanResult`.
 
-    Learners sit at their average rank on an axis from 1 (best, left) to
+    Learners sit at their average rank on an axis from 1 (best, left: the
+    highest score or the lowest loss, as ``result.greater_is_better`` says) to
     ``k``; thick bars join groups whose ranks differ by less than the Nemenyi
     CD, drawn to scale above the axis.
 

@@ -48,6 +48,8 @@ __all__ = [
 
 #: Loss names read as error rates (differences in percentage points).
 ERROR_LOSSES = ("zero_one",)
+#: Said after an interval clipped at the metric's range (:mod:`cvstats.results.ranges`).
+CLIPPED = ", clipped at the metric's range"
 
 _TERM = re.compile(r"^(?P<sign>[+-] |-)?(?P<coef>[0-9.]+(?:e[+-]?\d+)?)\*(?P<model>.+)$")
 _SPLIT = re.compile(r" (?=[+-] [0-9.]+(?:e[+-]?\d+)?\*)")
@@ -224,6 +226,9 @@ class Evidence:
         Training size the estimand refers to.
     target : {"learner", "model"}
         What the method's variance is valid for.
+    clipped : bool
+        Whether the interval was clipped at the metric's range
+        (:mod:`cvstats.results.ranges`).
     """
 
     estimate: float
@@ -235,6 +240,7 @@ class Evidence:
     alpha: float
     n1: int
     target: str
+    clipped: bool = False
 
     @property
     def significant(self) -> bool:
@@ -301,7 +307,8 @@ def _interval_text(ev: Evidence, q: Quantity, decimals: int, level: float, unit:
         return f"{level:g}% upper bound {_num(hi, decimals)}{unit}"
     if np.isfinite(lo) and not np.isfinite(hi):
         return f"{level:g}% lower bound {_num(lo, decimals)}{unit}"
-    return f"{level:g}% CI {_num(lo, decimals)}{unit} to {_num(hi, decimals)}{unit}"
+    text = f"{level:g}% CI {_num(lo, decimals)}{unit} to {_num(hi, decimals)}{unit}"
+    return text + (CLIPPED if ev.clipped else "")
 
 
 def _details(ev: Evidence, q: Quantity, decimals: int) -> str:
@@ -405,8 +412,12 @@ def posterior_sentence(
     decimals = _decimals(mean, q.scale(row["ci_lower"]), q.scale(row["ci_upper"]))
     level = 100 * (1 - alpha)
     low, high = q.bounds(row["ci_lower"], row["ci_upper"])
-    cred = f"{level:g}% credible interval {_num(low, decimals)} to {_num(high, decimals)}"
     pair = _pair(parse_weights(weights) if weights else [])
+    # a level of an error rate in percent, as the frequentist sentence writes it
+    pct = "%" if q.points and pair is None else ""
+    shown = f"{_num(low, decimals)}{pct} to {_num(high, decimals)}{pct}"
+    cred = f"{level:g}% credible interval {shown}"
+    cred += CLIPPED if bool(row.get("ci_clipped", False)) else ""
     a, b = pair if pair is not None else (readable_label(label, weights), "")
     width = _num(abs(q.scale(max(abs(rope[0]), abs(rope[1])))), decimals)
     unit = " points" if q.points else ""
@@ -429,7 +440,7 @@ def posterior_sentence(
             "rope": f"within ±{width}{unit}",
             "right": "above the rope",
         }
-        said = f"{a}: posterior mean {_num(mean, decimals)}"
+        said = f"{a}: posterior mean {q.amount(row['mean'], decimals)}"
     # the regions in the order of the values shown (a negated loss shows them reversed)
     order = ("right", "rope", "left") if q.negated else ("left", "rope", "right")
     odds = ", ".join(f"P({names[k]}) = {probs[k]:.2f}" for k in order)
@@ -509,6 +520,7 @@ def evidence_of(result: Any, row: Mapping[str, Any]) -> Evidence:
         float(result.alpha),
         int(result.n1),
         str(result.target),
+        bool(row.get("ci_clipped", False)),
     )
 
 

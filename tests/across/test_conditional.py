@@ -320,3 +320,41 @@ def test_winner_table_errors():
         winner_table(cv.expand_dims(loss=2), true, ("nb", "dt"))
     with pytest.raises(ArgumentError, match="does not match"):
         winner_table(cv, true.isel(dataset=slice(0, 50)), ("nb", "dt"))
+
+
+def test_winner_table_of_scores_calls_the_smaller_worse():
+    """Accuracies 1 - error: the same verdicts as the errors, in score terms (issue 26)."""
+    cv, true = survey_case()
+    acc_cv, acc_true = 1 - cv, 1 - true
+    acc_cv.attrs = {"greater_is_better": 1, "metric": "accuracy"}
+    res = winner_table(acc_cv, acc_true.rename("accuracy"), ("nb", "dt"))
+    assert res.greater_is_better
+    assert list(res.table.index) == ["nb < dt", "nb >= dt"]
+    assert res.table.values.tolist() == [[25, 37], [7, 31]]  # as the errors' table
+    np.testing.assert_allclose(res.p_true_given_cv.values, [25 / 62, 31 / 38])
+    assert "worse: the smaller score" in repr(res)
+    # plain arrays are errors unless told; told, the same table
+    told = winner_table(1 - cv, 1 - true, ("nb", "dt"), greater_is_better=True)
+    pd.testing.assert_frame_equal(told.table, res.table)
+    # ties count as "not worse" (a >= b) for scores too
+    coords = {"model": ["a", "b"]}
+    tcv = xr.DataArray(
+        [[0.8, 0.8], [0.7, 0.9], [0.9, 0.7]], dims=("dataset", "model"), coords=coords
+    )
+    ttrue = xr.DataArray(
+        [[0.7, 0.9], [0.8, 0.8], [0.9, 0.7]], dims=("dataset", "model"), coords=coords
+    )
+    tied = winner_table(tcv, ttrue, ["a", "b"], greater_is_better=True)
+    # set0: CV tie (a not worse), a truly worse; set1: CV a worse, true tie; set2: a not worse
+    assert tied.table.values.tolist() == [[0, 1], [1, 1]]
+
+
+def test_winner_table_refuses_directions_that_disagree():
+    cv, true = survey_case()
+    acc = (1 - cv).assign_attrs(greater_is_better=1, metric="accuracy")
+    with pytest.raises(ArgumentError, match="`conditional_error`: nothing, so an error"):
+        winner_table(acc, true, ("nb", "dt"))
+    with pytest.raises(ArgumentError, match="`cv_estimate` records the opposite"):
+        winner_table(acc, 1 - true, ("nb", "dt"), greater_is_better=False)
+    with pytest.raises(ArgumentError, match="must be True or False"):
+        winner_table(cv, true, ("nb", "dt"), greater_is_better=1)

@@ -18,7 +18,7 @@ PACKAGE = pathlib.Path(cvstats.__file__).parent
 
 #: The layers, lowest first; a module may import its own layer and the ones before it.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("cvstats.errors", "cvstats._version")),
+    ("foundation", ("cvstats.errors", "cvstats._version", "cvstats.options")),
     ("data model", ("cvstats.cube",)),
     ("designs", ("cvstats.designs",)),
     ("kernels", ("cvstats.kernels",)),

@@ -672,3 +672,45 @@ def test_collect_and_from_cv_results_share_the_direction_rule():
     for module in (collect, cv_results):  # no scorer list or scorer classes of their own
         own = [n for n in vars(module) if "scorer_names" in n or "scorer_types" in n]
         assert own == [], (module.__name__, own)
+
+
+# --- the direction data record about themselves (issue 26, point 1) -----------------
+
+
+def test_name_direction_table():
+    from sklearn.metrics import get_scorer_names
+
+    from cvstats.cube.score import name_direction
+    from cvstats.designs.losses import LOSSES
+
+    # every scikit-learn scorer returns values where larger is better, neg_* included
+    assert all(name_direction(n) == 1 for n in get_scorer_names())
+    for name in ("accuracy", "AUC", "roc_auc", "f1", "R²", "r2", "balanced_accuracy"):
+        assert name_direction(name) == 1, name
+    for name in ("precision", "recall", "neg_mean_squared_error", "neg_log_loss"):
+        assert name_direction(name) == 1, name
+    # cvstats' losses (but the bare "log", which names no metric) and the usual losses
+    assert all(name_direction(n) == 0 for n in LOSSES if n != "log")
+    for name in ("zero_one", "squared", "log_loss", "mse", "MSE", "error_rate", "loss"):
+        assert name_direction(name) == 0, name
+    for name in ("score", "my_metric", "log", "", None, 3):
+        assert name_direction(name) is None, name
+
+
+def test_recorded_direction_of_cubes_and_estimates():
+    from cvstats.cube.score import recorded_direction
+
+    d = designs.kfold(20, K=4, seed=0)
+    rng = np.random.default_rng(0)
+    loss = cvstats.from_arrays(rng.random((4, 20, 2)), design=d)  # a loss cube: no loss attr
+    assert "loss" not in loss.attrs
+    est = cvstats.corrected_resampled_t(loss).estimate
+    assert recorded_direction(est.attrs, est.name)[0] == 0
+    scores = from_scores(rng.random((4, 2)), design=d, greater_is_better=True, name="custom")
+    est = cvstats.corrected_resampled_t(cvstats.pairwise(scores)).estimate
+    assert recorded_direction(est.attrs, est.name) == (1, "its attr greater_is_better = 1")
+    assert recorded_direction({"loss": "log"})[0] == 0
+    assert recorded_direction({"metric": "neg_brier_score"})[0] == 1
+    assert recorded_direction({}, "custom") is None
+    with pytest.raises(CubeError, match="must be 1"):
+        recorded_direction({"greater_is_better": "yes"})

@@ -53,6 +53,67 @@ def test_workers_are_bounded():
     assert 1 <= threads.workers() <= threads.MAX_THREADS
 
 
+@pytest.fixture
+def many_cores(monkeypatch):
+    """Pretend the process may run on 8 cores (the option, not the machine, then decides)."""
+    monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+
+
+def test_threads_option_sets_the_workers(many_cores, monkeypatch):
+    monkeypatch.setattr(threads, "_caller_limit", lambda: None)
+    assert threads.workers() == threads.MAX_THREADS  # the default, as before
+    with cvstats.set_options(threads=2):
+        assert threads.workers() == 2
+        assert cvstats.get_options() == {"threads": 2}
+    assert threads.workers() == threads.MAX_THREADS  # restored on leaving the block
+    try:
+        cvstats.set_options(threads=1)  # for the process
+        assert threads.workers() == 1
+        monkeypatch.setattr(threads, "MIN_VALUES", 1)
+        assert threads.leading_parts(np.zeros((8, 2))) == [slice(None)]
+    finally:
+        cvstats.set_options(threads=None)
+    with cvstats.set_options(threads=16):  # never more than the cores available
+        assert threads.workers() == 8
+
+
+def test_threads_option_is_restored_when_the_block_raises():
+    with pytest.raises(ZeroDivisionError), cvstats.set_options(threads=1):
+        1 / 0  # noqa: B018
+    assert cvstats.get_options()["threads"] is None
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "match"),
+    [
+        (0, cvstats.ArgumentError, "must be ≥ 1, got 0"),
+        (-2, cvstats.ArgumentError, "must be ≥ 1, got -2"),
+        (1.5, cvstats.CvstatsTypeError, r"whole number ≥ 1, got 1\.5 \(float\)"),
+        (True, cvstats.CvstatsTypeError, "got True"),
+        ("4", cvstats.CvstatsTypeError, "got '4'"),
+    ],
+)
+def test_threads_option_refuses_bad_values(value, error, match):
+    with pytest.raises(error, match=match):
+        cvstats.set_options(threads=value)
+    assert cvstats.get_options()["threads"] is None
+
+
+def test_unknown_option_is_refused():
+    with pytest.raises(cvstats.ArgumentError, match=r"unknown option\(s\) 'thread'.*threads"):
+        cvstats.set_options(thread=2)
+
+
+def test_a_callers_threadpoolctl_limit_is_honoured(many_cores):
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    if not threadpoolctl.threadpool_info():
+        pytest.skip("no BLAS/OpenMP pool loaded")
+    with threadpoolctl.threadpool_limits(limits=1):
+        assert threads.workers() == 1
+    with threadpoolctl.threadpool_limits(limits=2), cvstats.set_options(threads=4):
+        assert threads.workers() == 2  # the caller's limit wins over the option
+
+
 def test_split_means_are_identical_when_cut(cut):
     c = cube()
     with xr.set_options(use_bottleneck=True):

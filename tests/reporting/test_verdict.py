@@ -380,7 +380,7 @@ def test_rank_verdicts_against_scipy():
         columns=["a", "b", "c"],
         index=pd.Index([f"d{i}" for i in range(12)], name="dataset"),
     )
-    friedman = cvstats.friedman_test(errors)
+    friedman = cvstats.friedman_test(errors, greater_is_better=False)
     ranks = errors.rank(axis=1).mean()  # lower error, rank 1
     k, n = 3, len(errors)
     chi2 = 12 * n / (k * (k + 1)) * ((ranks**2).sum() - k * (k + 1) ** 2 / 4)
@@ -396,7 +396,7 @@ def test_rank_verdicts_against_scipy():
         if ranks[y] - ranks[x] > cd
     ]
     assert all(p in text for p in pairs) and pairs  # b is worse than a and c here
-    w = cvstats.wilcoxon_test(errors, "a", "b")
+    w = cvstats.wilcoxon_test(errors, "a", "b", greater_is_better=False)
     p_w = stats.wilcoxon(errors["a"] - errors["b"]).pvalue
     assert f"Wilcoxon signed-rank, {pvalue_text(p_w, 0.05)}" in str(w.verdict())
     assert "evidence that a is better" in str(w.verdict())
