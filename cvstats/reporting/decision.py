@@ -172,6 +172,10 @@ def _summary_class() -> type:
     class ReaderSummary(Summary):  # type: ignore[misc]
         """The reader's view: each table rendered on its own (statsmodels merges them)."""
 
+        def __repr__(self) -> str:
+            # the text itself (statsmodels wraps it in its class name and quotes)
+            return self.as_text()
+
         def as_latex(self) -> str:
             body = "\n\n".join(t.as_latex_tabular() for t in self.tables)
             if self.extra_txt is not None:

@@ -154,3 +154,10 @@ def test_caption_counts_methods_in_words(cube):
     two = cvstats.compare("loss ~ model", cube, methods=["resampled_t", "corrected_resampled_t"])
     assert "loss ~ model: 1 method, H0" in one.to_markdown()
     assert "loss ~ model: 2 methods, H0" in two.to_markdown()
+
+
+def test_summary_repr_is_its_text(cube):
+    # a notebook's text/plain view: the table itself, not statsmodels' class name in quotes
+    smry = cvstats.compare("loss ~ model", cube).summary()
+    assert repr(smry) == smry.as_text()
+    assert not repr(smry).startswith("<class")
