@@ -342,15 +342,20 @@ def friedman_test(
 
 def _wilcoxon(
     diff: np.ndarray, greater_is_better: bool, zero_method: str, alternative: str
-) -> tuple[float, float, int, int, int]:
+) -> tuple[float, float, int, int, int, tuple[float, float]]:
     better = diff > 0 if greater_is_better else diff < 0
     worse = diff < 0 if greater_is_better else diff > 0
     wins, losses = int(better.sum()), int(worse.sum())
     ties = diff.size - wins - losses
     if wins + losses == 0:
-        return np.nan, 1.0, wins, ties, losses
+        return np.nan, 1.0, wins, ties, losses, (0.0, 0.0)
     res = scipy.stats.wilcoxon(diff, zero_method=zero_method, alternative=alternative)
-    return float(res.statistic), float(res.pvalue), wins, ties, losses
+    # Demšar's (2006, §3.1.3) R+ and R-: the ranks of |d| (zeros dropped) summed over the
+    # datasets where a is better and where it is worse; the larger says which is ahead
+    nonzero = diff != 0
+    ranks = scipy.stats.rankdata(np.abs(diff[nonzero]))
+    sums = (float(ranks[better[nonzero]].sum()), float(ranks[worse[nonzero]].sum()))
+    return float(res.statistic), float(res.pvalue), wins, ties, losses, sums
 
 
 def _check_models(frame: pd.DataFrame, names: Sequence[str]) -> None:
@@ -401,9 +406,19 @@ def wilcoxon_test(
         table, greater_is_better, higher_is_better=higher_is_better, func="wilcoxon_test"
     )
     diff = (frame[a] - frame[b]).to_numpy()
-    stat, p, wins, ties, losses = _wilcoxon(diff, greater, zero_method, alternative)
+    stat, p, wins, ties, losses, sums = _wilcoxon(diff, greater, zero_method, alternative)
     return WilcoxonResult(
-        str(a), str(b), stat, p, float(np.median(diff)), wins, ties, losses, diff.size, alternative
+        str(a),
+        str(b),
+        stat,
+        p,
+        float(np.median(diff)),
+        wins,
+        ties,
+        losses,
+        diff.size,
+        alternative,
+        rank_sums=sums,
     )
 
 

@@ -9,6 +9,7 @@ the rank tests read. :func:`cd_diagram` draws a :class:`FriedmanResult`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, ClassVar
@@ -196,6 +197,12 @@ class WilcoxonResult(Result):
         ``N``.
     alternative : str
         As in :func:`scipy.stats.wilcoxon`.
+    rank_sums : (float, float)
+        Demšar's (2006, §3.1.3) ``R+`` and ``R-``: the ranks of the absolute
+        differences (zero differences dropped) summed over the datasets where
+        ``a`` is better and where it is worse. The larger names the learner the
+        test finds ahead (not the count of wins: a few large wins outweigh many
+        small losses).
     """
 
     model_a: str
@@ -208,6 +215,7 @@ class WilcoxonResult(Result):
     losses: int
     n_datasets: int
     alternative: str
+    rank_sums: tuple[float, float] = (math.nan, math.nan)
 
     frame_columns: ClassVar[tuple[str, ...]] = WILCOXON_FRAME_COLUMNS
     value_fields: ClassVar[tuple[str, ...]] = ("statistic", "pvalue", "median_difference")

@@ -565,6 +565,14 @@ def friedman_verdict(res: Any) -> Verdict:
     return Verdict("\n".join(lines))
 
 
+def _a_ahead(res: Any) -> bool:
+    """Whether a Wilcoxon test finds ``a`` ahead: by the signed-rank sums, else by wins."""
+    plus, minus = res.rank_sums
+    if np.isfinite(plus) and np.isfinite(minus) and plus != minus:
+        return bool(plus > minus)
+    return bool(res.wins > res.losses)
+
+
 def wilcoxon_verdict(res: Any, alpha: float = 0.05) -> Verdict:
     """Return the verdict of a Wilcoxon signed-rank test over datasets (Demšar 2006, §3.1.3)."""
     p = float(np.asarray(res.pvalue))
@@ -574,7 +582,7 @@ def wilcoxon_verdict(res: Any, alpha: float = 0.05) -> Verdict:
         f"{res.losses}, tied on {res.ties} (Wilcoxon signed-rank, {_p(p, alpha)})"
     )
     if np.isfinite(p) and p < alpha:
-        better = a if res.wins > res.losses else b
+        better = a if _a_ahead(res) else b
         return Verdict(f"{said}: evidence that {better} is better on datasets like these.")
     return Verdict(f"{said}: no evidence that either is better on datasets like these.")
 
@@ -590,7 +598,7 @@ def pairwise_verdict(res: Any) -> Verdict:
     ):
         a, b = test.model_a, test.model_b
         if bool(reject):
-            better = a if test.wins > test.losses else b
+            better = a if _a_ahead(test) else b
             worse = b if better == a else a
             lines.append(
                 f"{better} better than {worse} ({a}: {test.wins} wins, {test.losses} losses; "

@@ -382,3 +382,21 @@ def test_direction_of_reads_results_and_refuses_other_types(accuracy_cube):
         direction_of(frame)
     with pytest.raises(CvstatsTypeError, match="`table` must be an xarray.DataArray"):
         direction_of([[0.1, 0.2]])
+
+
+def test_wilcoxon_names_the_learner_ahead_by_signed_ranks_not_wins():
+    # 40 datasets, lower is better: a wins 21 by little and loses 19 by much (more wins),
+    # so the signed ranks put b ahead, significantly
+    diff = np.concatenate([-np.linspace(0.001, 0.021, 21), np.linspace(0.2, 0.3, 19)])
+    b = np.linspace(0.1, 0.3, 40)
+    table = pd.DataFrame({"a": b + diff, "b": b})
+    res = cvstats.wilcoxon_test(table, "a", "b", greater_is_better=False)
+    assert (res.wins, res.losses) == (21, 19)
+    ref = st.wilcoxon(table["a"] - table["b"])
+    assert float(res.pvalue) == pytest.approx(ref.pvalue) and ref.pvalue < 0.05
+    assert res.rank_sums == (231.0, 589.0)  # ranks 1..21 where a is better, 22..40 where worse
+    assert "evidence that b is better" in str(res.verdict())
+    pairs = cvstats.pairwise_wilcoxon(table, greater_is_better=False)
+    assert str(pairs.verdict()).startswith("b better than a")
+    flipped = cvstats.wilcoxon_test(1 - table, "a", "b", greater_is_better=True)
+    assert "evidence that b is better" in str(flipped.verdict())
