@@ -11,9 +11,12 @@ t, for the (corrected) bootstrap with ``R`` replicates and, from a pilot with a
 ``"half"`` block, for the conservative Z with ``M`` half-splits (Nadeau & Bengio,
 2000, eq. (8); 2003). :func:`plan` returns them with the smallest ``J`` meeting a
 target width and/or power within a budget of fits, as a
-:class:`~cvstats.results.plan.PlanResult`. From a pilot of many datasets, the power and
-size of the corrected resampled t can also come from the pilot's datasets themselves,
-without Lemma 2 (``power_model="pilot"``, docs/theory.md §10, "The pilot power model").
+:class:`~cvstats.results.plan.PlanResult`; when a target is out of reach, it says so and
+recommends the knee, the smallest ``J`` within ``knee_tolerance`` (10 %) of the best
+half-width (or power) the budget buys (docs/planning.md, "When a target is out of reach").
+From a pilot of many datasets, the power and size of the corrected resampled t can also
+come from the pilot's datasets themselves, without Lemma 2 (``power_model="pilot"``,
+docs/theory.md §10, "The pilot power model").
 """
 
 from __future__ import annotations

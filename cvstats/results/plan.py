@@ -25,7 +25,6 @@ import xarray as xr
 from cvstats.cube.schema import CONTRAST, MODEL
 from cvstats.errors import ArgumentError
 from cvstats.results.base import Result, split_interval, tidy_frame
-from cvstats.results.base import _fmt as fmt
 from cvstats.results.plots import plan_plot
 from cvstats.results.verdict import Verdict, quantity_of, readable_label, weights_of
 
@@ -401,7 +400,13 @@ class PlanResult(Result):
         dims = self._frame_dims(curve)
         cols = [c for c in curve.columns if c not in dims]
         stubs = [" ".join(str(v) for v in row) for row in curve[dims].itertuples(index=False)]
-        data = [[fmt(v, precision) for v in row] for row in curve[cols].itertuples(index=False)]
+        data = [
+            [
+                str(v) if isinstance(v, bool | np.bool_ | np.integer) else f"{v:.{precision}g}"
+                for v in row
+            ]
+            for row in curve[cols].itertuples(index=False)
+        ]
         kinds = " and ".join(self._missed_curves())
         title = f"The curve: {kinds} against J (knee: {self._knee_rule(self._missed_curves())})"
         smry.tables.append(SimpleTable(data, headers=cols, stubs=stubs, title=title))
