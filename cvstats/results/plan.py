@@ -447,12 +447,11 @@ class PlanResult(Result):
 
         For each plan (contrast, extra coordinate) whose targets are out of reach
         (:attr:`J_knee` not NaN; no row otherwise), the rows of :meth:`to_frame`
-        (the grid) at the smallest ``J``, at 5, 10, 20
-        and 50, at every ``J`` of the grid beyond 50 (the ``J`` asked, the designs
-        found, the budget's) and at each knee and the ``J`` before it, within the
-        search; columns ``J``, the unit dims, ``n_fits``, ``half_width``, ``power``
-        (with an ``effect``), ``meets_target`` and ``knee`` (whether the row is
-        the unit's :attr:`J_knee`).
+        (the grid) at the smallest ``J``, at 5, 10, 20 and 50, at every ``J`` of the
+        grid beyond 50 (the ``J`` asked, the designs found, the budget's) and at each
+        knee and the ``J`` before it, within the search; columns ``J``, the unit dims,
+        ``n_fits``, ``half_width``, ``power`` (with an ``effect``), ``meets_target``
+        and ``knee`` (whether the row is the unit's :attr:`J_knee`).
 
         Returns
         -------
