@@ -1,4 +1,4 @@
-"""The ``cvstats`` command line: ``cvstats demo``, ``table``, ``describe`` and ``study``.
+"""The ``cvstats`` command line: ``cvstats demo``, ``table``, ``describe``, ``plan`` and ``study``.
 
 ``cvstats demo`` is the main job on a built-in default: it draws a
 Nadeau–Bengio design (every block every method needs) on scikit-learn's
@@ -10,7 +10,11 @@ comparison table of every method, and a short pairwise comparison by AUC.
 cube: :func:`cvstats.save_compact`) of the contrasts of a formula, or of every
 pair of models with ``--pairwise``;
 ``cvstats describe CUBE`` prints what a saved cube holds
-(:func:`cvstats.describe`); ``cvstats study`` re-runs the simulation studies
+(:func:`cvstats.describe`); ``cvstats plan PILOT --target-width W --budget B``
+prints the plan of an experiment from a saved pilot cube (:func:`cvstats.plan`:
+the smallest number of splits meeting the targets within the budget, or, when
+they are out of reach, says so first and recommends the knee, with the curve);
+``cvstats study`` re-runs the simulation studies
 of the papers (:mod:`cvstats.studies`). ``cvstats --version`` prints the
 version; every ``--help`` shows the defaults.
 
@@ -266,6 +270,39 @@ def _describe(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The options of ``cvstats plan``, by the name of the argument of :func:`cvstats.plan`.
+PLAN_OPTIONS = {
+    "target_width": "--target-width",
+    "budget_fits": "--budget",
+    "effect": "--effect",
+    "power": "--power",
+    "alpha": "--alpha",
+    "method": "--method",
+    "J": "--J",
+    "rho": "--rho",
+    "n_test": "--n-test",
+    "M": "--M",
+    "R": "--R",
+    "power_model": "--power-model",
+    "knee_tolerance": "--knee-tolerance",
+}
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from cvstats.across.plan import plan
+
+    if args.precision < 1:
+        raise ArgumentError(f"`--precision` must be an int >= 1, got {args.precision}.")
+    pilot = _open(args.pilot)
+    options = {name: getattr(args, name) for name in PLAN_OPTIONS}
+    try:
+        result = plan(pilot, **options)
+    except CvstatsError as e:
+        raise _renamed(e, PLAN_OPTIONS) from e
+    print(result.summary(args.table, precision=args.precision).as_text())
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     fmt = DefaultsHelpFormatter
     parser = argparse.ArgumentParser(
@@ -355,8 +392,105 @@ def _parser() -> argparse.ArgumentParser:
     describe_.add_argument("cube", help="path of a cube saved by cvstats.save (.nc or .zarr)")
     describe_.set_defaults(func=_describe)
 
+    _add_plan_parser(sub, fmt)
+
     add_study_parser(sub)
     return parser
+
+
+def _add_plan_parser(sub: Any, fmt: type[argparse.HelpFormatter]) -> None:
+    """Add ``cvstats plan``: :func:`cvstats.plan` on a saved pilot cube."""
+    from cvstats.across.plan import DEFAULT_M, DEFAULT_R, KNEE_TOLERANCE, PLANNED_METHODS
+
+    plan_ = sub.add_parser(
+        "plan",
+        help="plan an experiment from a saved pilot cube: how many splits for a target "
+        "half-width (or power) within a budget of fits",
+        description="Plan the number of splits from a pilot cube saved by cvstats.save "
+        "(cvstats.plan, docs/planning.md): half-width, power and fits against J, the smallest "
+        "J meeting the targets within the budget; when they are out of reach, the plan says "
+        "so first and recommends the knee (the smallest J within --knee-tolerance of the best "
+        "half-width or power the budget buys), with the curve. A cube of two or more models "
+        "is planned for their pairwise differences.",
+        formatter_class=fmt,
+    )
+    plan_.add_argument("pilot", help="path of a pilot cube saved by cvstats.save (.nc or .zarr)")
+    plan_.add_argument(
+        "--target-width",
+        dest="target_width",
+        type=float,
+        default=None,
+        help="the half-width wanted, in the loss's (or score's) units",
+    )
+    plan_.add_argument(
+        "--budget",
+        dest="budget_fits",
+        type=int,
+        default=None,
+        help="most fits per learner allowed",
+    )
+    plan_.add_argument(
+        "--effect", type=float, default=None, help="the true difference to detect (power)"
+    )
+    plan_.add_argument("--power", type=float, default=0.8, help="the power wanted for --effect")
+    plan_.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level")
+    plan_.add_argument(
+        "--method",
+        default="corrected_resampled_t",
+        help=f"the test planned for: one of {', '.join(PLANNED_METHODS)}",
+    )
+    plan_.add_argument(
+        "--J", type=int, default=None, help="a number of splits to report on (default: the plan's)"
+    )
+    plan_.add_argument(
+        "--rho",
+        type=float,
+        default=None,
+        help="the correlation ρ of two split means (default: fit_rho across a dataset dim, "
+        "else the test's ρ0)",
+    )
+    plan_.add_argument(
+        "--n-test",
+        dest="n_test",
+        type=int,
+        default=None,
+        help="test size of the planned splits (default: the pilot's)",
+    )
+    plan_.add_argument(
+        "--M",
+        type=int,
+        nargs="+",
+        default=None,
+        help=f"half-splits of the conservative Z (default: {DEFAULT_M})",
+    )
+    plan_.add_argument(
+        "--R",
+        type=int,
+        nargs="+",
+        default=None,
+        help=f"replicates of the bootstraps (default: {DEFAULT_R})",
+    )
+    plan_.add_argument(
+        "--power-model",
+        dest="power_model",
+        default="auto",
+        help="auto, gaussian or pilot (docs/planning.md, 'Which power model')",
+    )
+    plan_.add_argument(
+        "--knee-tolerance",
+        dest="knee_tolerance",
+        type=float,
+        default=KNEE_TOLERANCE,
+        help="relative tolerance of the knee recommended when a target is out of reach",
+    )
+    plan_.add_argument(
+        "--table",
+        choices=["plan", "grid"],
+        default="plan",
+        help="one row per contrast, or the whole grid over J",
+    )
+    plan_.add_argument("--precision", type=int, default=4, help="significant digits")
+    plan_.set_defaults(func=_plan)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,9 +11,12 @@ t, for the (corrected) bootstrap with ``R`` replicates and, from a pilot with a
 ``"half"`` block, for the conservative Z with ``M`` half-splits (Nadeau & Bengio,
 2000, eq. (8); 2003). :func:`plan` returns them with the smallest ``J`` meeting a
 target width and/or power within a budget of fits, as a
-:class:`~cvstats.results.plan.PlanResult`. From a pilot of many datasets, the power and
-size of the corrected resampled t can also come from the pilot's datasets themselves,
-without Lemma 2 (``power_model="pilot"``, docs/theory.md §10, "The pilot power model").
+:class:`~cvstats.results.plan.PlanResult`; when a target is out of reach, it says so and
+recommends the knee, the smallest ``J`` within ``knee_tolerance`` (10 %) of the best
+half-width (or power) the budget buys (docs/planning.md, "When a target is out of reach").
+From a pilot of many datasets, the power and size of the corrected resampled t can also
+come from the pilot's datasets themselves, without Lemma 2 (``power_model="pilot"``,
+docs/theory.md §10, "The pilot power model").
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ __all__ = [
     "DEFAULT_M",
     "DEFAULT_R",
     "SEARCH_LIMIT",
+    "KNEE_TOLERANCE",
 ]
 
 #: The tests :func:`plan` plans for, and the title of their plans.
@@ -81,6 +85,10 @@ DEFAULT_M = 10
 DEFAULT_R = 15
 #: Most splits searched for the smallest design meeting a target, without a budget.
 SEARCH_LIMIT = 10_000
+#: The default relative tolerance of the knee recommended when a target is out of reach:
+#: the smallest ``J`` whose half-width is within 10 % of the best reachable (docs/planning.md,
+#: "When a target is out of reach").
+KNEE_TOLERANCE = 0.1
 # the extra dim of independent datasets (as for fit_rho)
 _DATASET = "dataset"
 # the default grid: J = 2..50 (random splits), or K, 2K, ... up to 50 folds (10 repeats at least)
@@ -517,6 +525,24 @@ def _first_met(J: xr.DataArray, met: xr.DataArray) -> xr.DataArray:
     return J.astype(float).where(met).min("J")
 
 
+def _knee(
+    J: xr.DataArray, curve: xr.DataArray, afford: Any, tolerance: float, *, higher: bool
+) -> tuple[xr.DataArray, xr.DataArray]:
+    """Return the knee of a curve over ``J`` and the ``J`` where its best is reached.
+
+    The best reachable value is the least half-width (``higher=False``) or the
+    greatest power (``higher=True``) of the designs searched within the budget
+    (``afford``); the knee is the smallest ``J`` within the budget whose value is
+    within ``tolerance`` of it, relatively: a half-width at most ``(1 + tolerance)``
+    times the best, a power at least ``(1 - tolerance)`` times the best
+    (docs/planning.md, "When a target is out of reach"). No monotonicity is assumed.
+    """
+    reach = curve.where(afford)
+    best = reach.max("J") if higher else reach.min("J")
+    near = curve >= (1 - tolerance) * best if higher else curve <= (1 + tolerance) * best
+    return _first_met(J, near & afford), _first_met(J, reach == best)
+
+
 def _design_values(method: str, M: Any, R: Any) -> tuple[str, np.ndarray]:
     """Return the design parameter of the method (``"M"``, ``"R"`` or none) and its values."""
     if method == "conservative_z":
@@ -723,6 +749,7 @@ def plan(
     M: int | Sequence[int] | None = None,
     R: int | Sequence[int] | None = None,
     power_model: str = "auto",
+    knee_tolerance: float = KNEE_TOLERANCE,
 ) -> PlanResult:
     """Plan an experiment from a pilot: width, power and cost against the number of splits.
 
@@ -763,10 +790,18 @@ def plan(
       pilot's ``"half"`` block; ``c = z_{1-alpha/2}``, ``ν = M`` (assuming
       ``r = 0`` and Gaussian half differences), ``J (1 + 2M)`` fits.
 
-    A target no design can meet is not an error: the plan says so, and why
+    A target no design can meet is not an error: the plan says so first, and why
     (within the budget, or at any ``J``: the half-width never falls below its
     limit as ``J → ∞``, since ``σ1 ρ`` does not shrink with more splits of the
-    same data).
+    same data), and recommends the **knee** rather than the whole budget: for a
+    width target out of reach, the smallest ``J`` whose half-width is at most
+    ``1 + knee_tolerance`` times the best reachable one (the least half-width of the
+    designs searched within the budget, or up to :data:`SEARCH_LIMIT` splits); for a
+    power target out of reach, the smallest ``J`` whose power is at least
+    ``1 - knee_tolerance`` times the best reachable power; with both targets, the
+    larger of the two ``J`` (a target that can be met counting from the smallest ``J``
+    meeting it). Beyond the knee, more fits buy less than ``knee_tolerance`` of the
+    answer (docs/planning.md, "When a target is out of reach").
 
     Parameters
     ----------
@@ -842,6 +877,11 @@ def plan(
         ``rho`` or another ``n_test``. ``"auto"``: ``"pilot"`` when these hold, else
         ``"gaussian"`` (the ``note`` says why, for a pilot with a ``dataset`` dim).
         The result's ``power_model`` says which was used.
+    knee_tolerance : float, default 0.1
+        Relative tolerance of the knee recommended when a target cannot be met
+        (:data:`KNEE_TOLERANCE`, in ``[0, 1)``): the smallest ``J`` within 10 % (by
+        default) of the best reachable half-width (or power). 0 recommends the design
+        reaching the best, e.g. the whole budget.
 
     Returns
     -------
@@ -869,7 +909,8 @@ def plan(
         ``rho`` outside ``[0, 1)``, an ``n_test`` that leaves no training example,
         an ``M`` (``R``) for another method or below 1 (2), or
         ``power_model="pilot"`` for another method than the corrected resampled t,
-        with ``rho`` or with another ``n_test``.
+        with ``rho`` or with another ``n_test``, or a ``knee_tolerance`` outside
+        ``[0, 1)``.
     CubeError
         For a pilot that is not a valid cube, an ``n_test`` other than the
         pilot's on a score cube, or ``power_model="pilot"`` for a pilot without a
@@ -906,6 +947,12 @@ def plan(
         raise ArgumentError(_unplanned_method(method) + ".")
     alpha = validate_alpha(alpha)
     target_width, effect, power = _check_targets(target_width, effect, power, alpha)
+    knee_tolerance = _real("knee_tolerance", knee_tolerance)
+    if not 0 <= knee_tolerance < 1:
+        raise ArgumentError(
+            f"`knee_tolerance` must lie in [0, 1) (a relative tolerance, e.g. 0.1 for 10 %), "
+            f"got {knee_tolerance!r}."
+        )
     if not isinstance(pilot, xr.DataArray):
         raise CvstatsTypeError(
             f"`pilot` must be a cube (xarray.DataArray), got {type(pilot).__name__}."
@@ -1186,10 +1233,12 @@ def plan(
     else:
         # the pilot model costs a mixture over the datasets per J: search in growing chunks
         # of J, up to the first J meeting every target for every unit
-        chunks, start, size, done = [], 0, 64, xr.zeros_like(s2, dtype=bool)
+        chunks, powers, start, size = [], [], 0, 64
+        done = xr.zeros_like(s2, dtype=bool)
         while start < values.size:
             Js = values[start : start + size]
-            ok = pilot_da(Js, pilot_model.curve(Js, [effect])[0][..., 0]) >= power
+            powers.append(pilot_da(Js, pilot_model.curve(Js, [effect])[0][..., 0]))
+            ok = powers[-1] >= power
             if isinstance(afford, xr.DataArray):
                 ok = ok & afford.sel(J=Js)
             chunks.append(ok)
@@ -1199,6 +1248,8 @@ def plan(
             if bool(done.all()):
                 break
         strong = xr.concat(chunks, dim="J").reindex(J=values, fill_value=False)
+        # the power searched, for the knee (every J is searched unless every target is met)
+        pwr = xr.concat(powers, dim="J").reindex(J=values)
     nan = xr.full_like(s2 * cost, np.nan, dtype=float)
     J_width = _first_met(searched, wide) if wide is not None else nan
     J_power = _first_met(searched, strong) if strong is not None else nan
@@ -1208,22 +1259,38 @@ def plan(
     else:
         J_plan = nan
     J_width, J_power, J_plan = (a.broadcast_like(nan) for a in (J_width, J_power, J_plan))
+    # targets out of reach (within the budget, or the search): the knee of each curve
+    # (docs/planning.md, "When a target is out of reach")
+    knees, bests = [], []
+    for met_from, curve, higher in ((J_width, half, False), (J_power, pwr, True)):
+        if (higher and effect is None) or (not higher and target_width is None):
+            continue
+        knee, best = _knee(searched, curve, afford, knee_tolerance, higher=higher)
+        knees.append(met_from.fillna(knee))
+        bests.append(best.where(met_from.isnull()))
+    if knees:
+        J_knee = xr.concat(knees, dim="_target").max("_target").where(J_plan.isnull())
+    else:
+        J_knee = nan
+    J_knee = J_knee.broadcast_like(nan)
     if J is not None:
         J_chosen = xr.full_like(nan, J, dtype=np.int64)
+    elif knees:
+        # a target out of reach: the knee; else the smallest design meeting every target
+        J_chosen = J_plan.fillna(J_knee).astype(np.int64)
     else:
-        # no target met: the best the budget buys; no target: DEFAULT_J (within the budget)
+        # no target: DEFAULT_J (within the budget)
         usual = -(-DEFAULT_J // step) * step
-        if budget_J is None:
-            fallback = xr.full_like(nan, usual)
-        elif target_width is None and effect is None:
-            fallback = np.minimum(budget_J, usual) + nan.fillna(0)
-        else:
-            fallback = np.minimum(budget_J, limit) + nan.fillna(0)
-        J_chosen = J_plan.fillna(fallback).astype(np.int64)
+        fallback = usual if budget_J is None else np.minimum(budget_J, usual)
+        J_chosen = (nan.fillna(0) + fallback).astype(np.int64)
 
     # ------------------------------------------------------------------ the grid
     default = np.arange(smallest, max(_GRID_MAX, 10 * step) + 1, step)
-    found = [a.values[np.isfinite(a.values)] for a in (J_width, J_power, J_plan)]
+    # the designs found, and around the knee: the J before it, and where the best is reached
+    before = J_knee - step
+    found = [
+        a.values[np.isfinite(a.values)] for a in (J_width, J_power, J_plan, J_knee, before, *bests)
+    ]
     extra_J = [J_chosen.values.ravel(), *found, [J] if J is not None else [], [top]]
     if budget_J is not None:
         extra_J.append(np.minimum(np.ravel(budget_J.values), limit))
@@ -1350,5 +1417,7 @@ def plan(
         J_width=unit_da(J_width),
         J_power=unit_da(J_power),
         J_plan=unit_da(J_plan),
+        J_knee=unit_da(J_knee),
         J_chosen=unit_da(J_chosen),
+        knee_tolerance=knee_tolerance,
     )

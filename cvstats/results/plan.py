@@ -14,6 +14,7 @@ kernels and the rest of the results layer only.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -54,6 +55,7 @@ _PER_UNIT = (
     "J_width",
     "J_power",
     "J_plan",
+    "J_knee",
     "half_width_limit",
     "power_limit",
     "rho",
@@ -117,6 +119,8 @@ class PlanResult(Result):
         The largest ``J`` searched for the targets: the budget's, or ``search_limit``.
     search_limit : int
         The largest ``J`` searched without a budget (10 000 splits, or folds × K).
+    knee_tolerance : float
+        Relative tolerance of the knee (:attr:`J_knee`), 0.1 by default.
     rho_source : str
         Where ``ρ`` comes from: ``"rho0"`` (the test's own ``ρ0``), ``"fit_rho"``
         (estimated across the pilot's datasets) or ``"given"`` (``rho=``).
@@ -194,10 +198,19 @@ class PlanResult(Result):
     J_width, J_power, J_plan : xarray.DataArray
         The smallest ``J`` meeting the width target, the power target, both (NaN
         where none within the budget, or the search, does).
+    J_knee : xarray.DataArray
+        Where no design meets every target (``J_plan`` NaN): the knee, the smallest
+        ``J`` whose half-width is at most ``1 + knee_tolerance`` times the least
+        half-width within the budget (for a width target out of reach), whose power is
+        at least ``1 - knee_tolerance`` times the greatest power within the budget (for
+        a power target out of reach), the larger of the two with both targets (a target
+        that can be met counting from ``J_width`` or ``J_power``); NaN elsewhere
+        (docs/planning.md, "When a target is out of reach"). The grid holds it, the
+        ``J`` before it and the ``J`` where the best is reached.
     J_chosen : xarray.DataArray
         The design the plan reports on (:meth:`verdict`, ``table="plan"``): the ``J``
-        asked for, else ``J_plan``, else (no target met) the largest ``J`` searched (the
-        budget's), else (no target) 15 within the budget.
+        asked for, else ``J_plan``, else (a target out of reach) ``J_knee``, else (no
+        target) 15 within the budget.
     """
 
     method: str
@@ -220,6 +233,7 @@ class PlanResult(Result):
     pilot_halves: int
     search_end: int
     search_limit: int
+    knee_tolerance: float
     rho_source: str
     assumption: str
     note: str
@@ -246,6 +260,7 @@ class PlanResult(Result):
     J_width: xr.DataArray
     J_power: xr.DataArray
     J_plan: xr.DataArray
+    J_knee: xr.DataArray
     J_chosen: xr.DataArray
 
     frame_columns: ClassVar[tuple[str, ...]] = PLAN_GRID_COLUMNS
@@ -272,6 +287,7 @@ class PlanResult(Result):
         "J_width",
         "J_power",
         "J_plan",
+        "J_knee",
         "J_chosen",
     )
 
@@ -369,8 +385,101 @@ class PlanResult(Result):
         Returns
         -------
         statsmodels.iolib.summary.Summary
+            When a target is out of reach, it says so first, and after the table shows
+            the curve the knee is read from (:meth:`curve`).
         """
-        return super().summary(precision, table=table)
+        from statsmodels.iolib.table import SimpleTable
+
+        smry = super().summary(precision, table=table)
+        lead = self._out_of_reach_summary()
+        if not lead:
+            return smry
+        lines = [[line] for line in textwrap.wrap(lead, 100)]
+        smry.tables.insert(0, SimpleTable(lines, txt_fmt={"data_aligns": "l"}))
+        curve = self.curve()
+        dims = self._frame_dims(curve)
+        cols = [c for c in curve.columns if c not in dims]
+        stubs = [" ".join(str(v) for v in row) for row in curve[dims].itertuples(index=False)]
+        data = [
+            [
+                str(v) if isinstance(v, bool | np.bool_ | np.integer) else f"{v:.{precision}g}"
+                for v in row
+            ]
+            for row in curve[cols].itertuples(index=False)
+        ]
+        kinds = " and ".join(self._missed_curves())
+        title = f"The curve: {kinds} against J (knee: {self._knee_rule(self._missed_curves())})"
+        smry.tables.append(SimpleTable(data, headers=cols, stubs=stubs, title=title))
+        return smry
+
+    def _missed_curves(self) -> list[str]:
+        """Return the curves whose target is out of reach for some unit ("half-width", "power")."""
+        out = []
+        if self.target_width is not None and bool(self.J_width.isnull().any()):
+            out.append("half-width")
+        if self.effect is not None and bool(self.J_power.isnull().any()):
+            out.append("power")
+        return out
+
+    def _out_of_reach_summary(self) -> str:
+        """Return the summary's first words when a target is out of reach ("" otherwise)."""
+        missed = self._missed_curves()
+        if not missed:
+            return ""
+        out = self.J_plan.isnull()
+        where = "within the budget" if self.budget_fits is not None else "at any J searched"
+        what = f"Not reachable: the targets ({self._targets()}) cannot all be met {where}"
+        if out.size > 1:
+            what += f" for {int(out.sum())} of the {out.size} plans"
+        rule = self._knee_rule(missed)
+        knees = np.unique(self.J_knee.values[np.isfinite(self.J_knee.values)])
+        if knees.size == 1:
+            knee = f"J = {int(knees[0])}, the knee ({rule})"
+        else:
+            knee = f"the knee of each plan, J_knee ({rule})"
+        asked = bool(((self.J_chosen != self.J_knee) & out).any())
+        if asked:  # a J was asked for: the knee is said, the J asked reported
+            return f"{what}. The knee: {knee}; the table is at the J asked; the curve below."
+        return f"{what}. Recommended: {knee}; the curve below."
+
+    def curve(self) -> pd.DataFrame:
+        """Return the grid at a few ``J`` for the plans with a knee: the curve it is read from.
+
+        For each plan (contrast, extra coordinate) whose targets are out of reach
+        (:attr:`J_knee` not NaN; no row otherwise), the rows of :meth:`to_frame`
+        (the grid) at the smallest ``J``, at 5, 10, 20 and 50, at every ``J`` of the
+        grid beyond 50 (the ``J`` asked, the designs found, the budget's) and at each
+        knee and the ``J`` before it, within the search; columns ``J``, the unit dims,
+        ``n_fits``, ``half_width``, ``power`` (with an ``effect``), ``meets_target``
+        and ``knee`` (whether the row is the unit's :attr:`J_knee`).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        grid = self.to_frame()
+        dims = self._frame_dims(grid)
+        J = grid["J"].to_numpy()
+        knees = self.J_knee.values[np.isfinite(self.J_knee.values)]
+        step = max(self.K, 1)
+        points = [J.min(), 5, 10, 20, 50, *knees, *(knees - step)]
+        keep = (np.isin(J, points) | (J > 50)) & (J <= self.search_end)
+        frame = grid[keep]
+        knee = tidy_frame({"J_knee": self.J_knee})[0]
+        units = [d for d in dims if d != "J"]
+        merged = (
+            frame.merge(knee, on=units, how="left")
+            if units
+            else frame.assign(J_knee=float(self.J_knee))
+        )
+        merged = merged[np.isfinite(merged["J_knee"].to_numpy(dtype=float))]
+        if units:  # one curve after the other, in the order of the units
+            order = merged.groupby(units, sort=False).ngroup().to_numpy()
+            merged = merged.iloc[np.lexsort((merged["J"].to_numpy(), order))]
+        cols = ["n_fits", "half_width", *(["power"] if self.effect is not None else [])]
+        out = merged[[*dims, *cols, "meets_target"]].copy()
+        out["knee"] = merged["J"].to_numpy() == merged["J_knee"].to_numpy()
+        return out.reset_index(drop=True)
 
     def _targets(self) -> str:
         parts = []
@@ -440,7 +549,9 @@ class PlanResult(Result):
         return text
 
     def _display_details(self) -> list[str]:
+        lead = self._out_of_reach_summary()
         return [
+            *([lead] if lead else []),
             f"{self._design()}; {100 * (1 - self.alpha):g}% intervals; targets: {self._targets()}",
             f"pilot: {self._pilot()}; {self.assumption}; power model: {self.power_model}",
         ]
@@ -562,12 +673,13 @@ class PlanResult(Result):
             text += f", assuming {assumed}"
         if self.budget_fits is not None and fits > self.budget_fits:
             text += f"; this exceeds the budget of {self.budget_fits} fits"
-        targets = []
+        targets, missed = [], []
         if self.target_width is not None:
-            targets.append(
+            met_from = float(row["J_width"])
+            (targets if np.isfinite(met_from) else missed).append(
                 self._target_text(
                     f"the target half-width {self._amount(q, self.target_width)}",
-                    float(row["J_width"]),
+                    met_from,
                     value,
                     self.target_width <= float(row["half_width_limit"]),
                     f"the half-width never falls below "
@@ -575,10 +687,11 @@ class PlanResult(Result):
                 )
             )
         if self.effect is not None:
-            targets.append(
+            met_from = float(row["J_power"])
+            (targets if np.isfinite(met_from) else missed).append(
                 self._target_text(
                     f"the power {self.target_power:g}",
-                    float(row["J_power"]),
+                    met_from,
                     value,
                     self.target_power >= float(row["power_limit"]),
                     f"the power never exceeds {float(row['power_limit']):.2g} (its limit "
@@ -591,7 +704,71 @@ class PlanResult(Result):
             firsts = (float(row["J_width"]), float(row["J_power"]))
             if len(targets) == 2 and np.isfinite(both) and both > max(firsts):
                 text += f" (both from J = {int(both)})"
-        return text + "."
+        text += "."
+        if not missed:
+            return text
+        return f"{self._out_of_reach(row, label, q, missed)} {text}"
+
+    def _out_of_reach(self, row: pd.Series, label: str, q: Any, missed: list[str]) -> str:
+        """Return the lead of a verdict whose targets are not all met: why, the best, the knee."""
+        at = {d: row[d] for d in self.unit_dims}
+        bests, curves, met = [], [], []
+        for kind, curve, target, first in self._targets_asked(q):
+            if np.isfinite(float(row[first])):
+                met.append(target)
+                continue
+            best, J = (a.sel(at) for a in self._reachable(kind))
+            value = self._amount(q, float(best)) if kind == "width" else f"{float(best):.2g}"
+            bests.append(
+                f"{'a half-width of' if kind == 'width' else 'power'} {value}, at J = {int(J)}"
+            )
+            curves.append(curve)
+        where = "within the budget" if self.budget_fits is not None else "searched"
+        lead = f"Not reachable for {label}: {'; '.join(missed)}. The best {where}: "
+        lead += f"{'; '.join(bests)}."
+        knee = float(row["J_knee"])
+        if np.isfinite(knee):
+            rule = self._knee_rule(curves)
+            if met:
+                rule += " and that meets " + " and ".join(met)
+            if int(knee) == int(row["J"]):
+                lead += f" Recommended: J = {int(knee)}, the knee ({rule})."
+            else:
+                lead += f" The knee is J = {int(knee)} ({rule})."
+        return lead
+
+    def _targets_asked(self, q: Any) -> list[tuple[str, str, str, str]]:
+        """Return ``(kind, curve, target in words, field of its smallest J)`` per target asked."""
+        out = []
+        if self.target_width is not None:
+            target = f"the target half-width {self._amount(q, self.target_width)}"
+            out.append(("width", "half-width", target, "J_width"))
+        if self.effect is not None:
+            out.append(("power", "power", f"the power {self.target_power:g}", "J_power"))
+        return out
+
+    def _knee_rule(self, curves: list[str]) -> str:
+        """Return the knee's rule in words for the curves out of reach."""
+        which = " and ".join(curves) + (" are" if len(curves) == 2 else " is")
+        return (
+            f"the smallest J whose {which} within {100 * self.knee_tolerance:g}% of the best "
+            "reachable"
+        )
+
+    def _reachable(self, kind: str) -> tuple[xr.DataArray, xr.DataArray]:
+        """Return the best half-width (least) or power (greatest) within the budget, and its J.
+
+        Over the designs of the grid within the budget and the search (the grid holds
+        the ``J`` where the search found the best), per unit.
+        """
+        curve = self.half_width if kind == "width" else self.power
+        J = curve["J"]
+        ok = J <= self.search_end
+        if self.budget_fits is not None:
+            ok = ok & (self.n_fits <= self.budget_fits)
+        reach = curve.where(ok)
+        best = reach.min("J") if kind == "width" else reach.max("J")
+        return best, J.astype(float).where(reach == best).min("J")
 
     def _target_text(self, target: str, met_from: float, value: int, never: bool, why: str) -> str:
         if np.isfinite(met_from):

@@ -168,7 +168,9 @@ def plan_plot(result: Any, kind: str = "width", *, ax: Any = None) -> Any:
     :class:`~cvstats.results.plan.PlanResult` (:func:`cvstats.plan`), with the
     pilot's uncertainty as a band (the plan at the ends of the pilot's interval
     for ``E[S²]``), the target as a dashed line and a dot at the smallest design
-    meeting it.
+    meeting it; where a target is out of reach, an open diamond at the knee
+    (:attr:`~cvstats.results.plan.PlanResult.J_knee`: the design recommended unless a
+    ``J`` was asked).
 
     Parameters
     ----------
@@ -204,6 +206,7 @@ def plan_plot(result: Any, kind: str = "width", *, ax: Any = None) -> Any:
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4))
     groups = frame.groupby(units, sort=False) if units else [((), frame)]
+    knee_shown = False
     keys = [str(v) for v in result.J_chosen[units[0]].values] if units else []
     names = dict(zip(keys, result.labels() if units else [], strict=True))
     for i, (key, rows) in enumerate(groups):
@@ -222,6 +225,12 @@ def plan_plot(result: Any, kind: str = "width", *, ax: Any = None) -> Any:
         if np.isfinite(J):
             at = rows[rows["J"] == J]
             ax.plot(at["n_fits"], at[column], "o", color=color, ms=5)
+        knee = float(match["J_knee"].iloc[0]) if len(match) else np.nan
+        if np.isfinite(knee):  # a target out of reach: the knee recommended
+            at = rows[rows["J"] == knee]
+            label = None if knee_shown else f"knee ({100 * result.knee_tolerance:g}% of the best)"
+            ax.plot(at["n_fits"], at[column], "D", color=color, mfc="none", ms=7, label=label)
+            knee_shown = True
     if target is not None and (kind == "width" or result.effect is not None):
         ax.axhline(target, color="grey", ls="--", lw=1, label=f"target {target:g}")
     if result.budget_fits is not None:

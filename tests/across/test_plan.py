@@ -58,6 +58,30 @@ def unit_pilot(s2, J_p=3, delta=0.0):
     return score_pilot(delta + np.sqrt(s2) * base)
 
 
+def knee_from_curve(res, kind, tolerance=0.1, **at):
+    """The knee read off the curve the plan reports (its grid), for one unit (``at``).
+
+    The best is the least half-width (greatest power) of the grid's designs within the
+    budget and the search; the knee the smallest J of the grid within ``tolerance`` of it.
+    The grid holds the J before the knee, so its first J within the tolerance is the knee
+    of every J searched.
+    """
+    curve = (res.half_width if kind == "width" else res.power).sel(at).squeeze()
+    Js = curve["J"].values
+    fits = res.n_fits.sel({d: v for d, v in at.items() if d in res.n_fits.dims}).values
+    values = curve.values
+    budget = np.inf if res.budget_fits is None else res.budget_fits
+    ok = (Js <= res.search_end) & (fits <= budget)
+    if kind == "width":
+        near = values <= (1 + tolerance) * values[ok].min()
+    else:
+        near = values >= (1 - tolerance) * values[ok].max()
+    knee = int(Js[ok & near].min())
+    step = max(res.K, 1)
+    assert knee == Js.min() or knee - step in Js.tolist()  # the curve shows the J before
+    return knee
+
+
 # ---------------------------------------------------------------------------
 # a hand-worked case
 # ---------------------------------------------------------------------------
@@ -179,7 +203,10 @@ def test_a_target_below_the_limit_cannot_be_met_at_any_J():
     assert f(res.half_width_limit) > 0.005
     text = res.verdict()
     assert "cannot be met with n = 100 examples" in text and "limit as J → ∞" in text
-    assert int(f(res.J_chosen)) == cvstats.across.plan.DEFAULT_J
+    # out of reach at any J (no budget): the knee of the curves searched, not DEFAULT_J
+    assert text.startswith("Not reachable for a − b: ")
+    knee = max(knee_from_curve(res, "width"), knee_from_curve(res, "power"))
+    assert int(f(res.J_chosen)) == int(f(res.J_knee)) == knee
 
 
 def test_a_budget_too_small_says_so_and_reports_the_budget():
@@ -190,6 +217,146 @@ def test_a_budget_too_small_says_so_and_reports_the_budget():
     met = cvstats.plan(score_pilot(DIFFS), target_width=0.03, budget_fits=100)
     assert int(f(met.J_width)) == int(f(met.J_chosen)) < 100
     assert "is met from J = " in met.verdict()
+
+
+# a pilot of our own for the knee: 6 split differences on n = 300 examples, n2 = 30
+KNEE_DIFFS = [0.031, -0.018, 0.052, 0.004, 0.012, -0.037]
+KNEE_C = 30 / 270  # n2/n1
+
+
+def knee_pilot():
+    return score_pilot(KNEE_DIFFS, n=300, n_test=30)
+
+
+def knee_curves(J_max, effect=None):
+    """Half-width and power (ρ = ρ0) of the corrected resampled t for J = 2..J_max, by scipy."""
+    Js = np.arange(2, J_max + 1)
+    s2 = np.var(KNEE_DIFFS, ddof=1)
+    crit = stats.t.isf(0.025, Js - 1)
+    half = crit * np.sqrt((1 / Js + KNEE_C) * s2)
+    if effect is None:
+        return Js, half, None
+    lam = effect / np.sqrt((1 / Js + KNEE_C) * s2)  # PR = 1 at ρ = ρ0
+    power = stats.nct.sf(crit, Js - 1, lam) + stats.nct.cdf(-crit, Js - 1, lam)
+    return Js, half, power
+
+
+def test_a_width_out_of_reach_recommends_the_knee_not_the_budget():
+    res = cvstats.plan(knee_pilot(), target_width=0.012, budget_fits=400)
+    # by scipy over every J the budget pays for: the best is J = 400's, the knee the
+    # smallest J within 10 % of it
+    Js, half, _ = knee_curves(400)
+    assert half.min() == half[-1] > 0.012
+    knee = int(Js[half <= 1.1 * half[-1]].min())
+    assert knee < 100  # far from the whole budget
+    assert np.isnan(f(res.J_width)) and np.isnan(f(res.J_plan))
+    assert int(f(res.J_chosen)) == int(f(res.J_knee)) == knee == knee_from_curve(res, "width")
+    assert f(res.half_width.sel(J=knee)) == pytest.approx(half[knee - 2], rel=1e-12)
+    assert f(res.half_width.sel(J=knee - 1)) > 1.1 * f(res.half_width.sel(J=400))
+    # the verdict says so first, then the knee, then the design
+    text = str(res.verdict())
+    assert text.startswith("Not reachable for a − b: the target half-width 0.012 cannot")
+    best = f"The best within the budget: a half-width of {half[-1]:.2g}, at J = 400."
+    assert best in text
+    rule = "the smallest J whose half-width is within 10% of the best reachable"
+    assert f"Recommended: J = {knee}, the knee ({rule})." in text
+    assert text.index("Recommended") < text.index(f"J = {knee} splits ({knee} fits per learner)")
+    # the summary too, and it shows the curve with the knee marked
+    summary = res.summary().as_text()
+    first = next(line for line in summary.splitlines() if line.strip("= "))
+    assert first.startswith("Not reachable: the targets (half-width 0.012, budget 400 fits")
+    assert "The curve: half-width against J" in summary
+    curve = res.curve()
+    assert curve.loc[curve["knee"], "J"].tolist() == [knee]
+    assert {2, knee - 1, knee, 400} <= set(curve["J"])
+    np.testing.assert_allclose(curve["half_width"], half[curve["J"].to_numpy() - 2], rtol=1e-12)
+    assert repr(res).splitlines()[1].startswith("Not reachable: ")
+    ax = res.plot()
+    try:
+        knees = [line for line in ax.lines if line.get_marker() == "D"]
+        assert len(knees) == 1 and knees[0].get_xdata().tolist() == [knee]
+        assert "knee (10% of the best)" in ax.get_legend_handles_labels()[1]
+    finally:
+        plt.close("all")
+
+
+def test_a_reachable_target_keeps_the_smallest_design():
+    res = cvstats.plan(knee_pilot(), target_width=0.05, budget_fits=400)
+    Js, half, _ = knee_curves(400)
+    smallest = int(Js[half <= 0.05].min())
+    assert int(f(res.J_chosen)) == int(f(res.J_width)) == int(f(res.J_plan)) == smallest
+    assert np.isnan(f(res.J_knee))
+    assert "Not reachable" not in str(res.verdict()) and "is met from J = " in res.verdict()
+    summary = res.summary().as_text()
+    assert "Not reachable" not in summary and "The curve" not in summary
+    assert res.curve().empty
+    ax = res.plot()
+    try:
+        assert not [line for line in ax.lines if line.get_marker() == "D"]
+    finally:
+        plt.close("all")
+
+
+def test_a_power_out_of_reach_takes_the_knee_of_the_power():
+    # the width target is met (from J_width), the power 0.8 not: the larger of J_width and
+    # the knee of the power curve
+    res = cvstats.plan(knee_pilot(), target_width=0.05, effect=0.02, budget_fits=200)
+    Js, half, power = knee_curves(200, effect=0.02)
+    assert power.max() < 0.8
+    J_width = int(Js[half <= 0.05].min())
+    knee_power = int(Js[power >= 0.9 * power.max()].min())
+    assert int(f(res.J_width)) == J_width and np.isnan(f(res.J_power))
+    assert knee_power == knee_from_curve(res, "power")
+    assert int(f(res.J_chosen)) == int(f(res.J_knee)) == max(J_width, knee_power)
+    assert f(res.power.sel(J=knee_power)) == pytest.approx(power[knee_power - 2], rel=1e-9)
+    text = str(res.verdict())
+    assert text.startswith("Not reachable for a − b: the power 0.8 cannot be met")
+    assert (
+        "the smallest J whose power is within 10% of the best reachable and that meets the "
+        "target half-width 0.05" in text
+    )
+    assert f"the target half-width 0.05 is met from J = {J_width}" in text
+    summary = res.summary().as_text()
+    assert "The curve: power against J" in summary
+
+
+def test_the_knee_tolerance_is_a_parameter():
+    Js, half, _ = knee_curves(400)
+    for tolerance in (0.05, 0.25):
+        res = cvstats.plan(
+            knee_pilot(), target_width=0.012, budget_fits=400, knee_tolerance=tolerance
+        )
+        knee = int(Js[half <= (1 + tolerance) * half[-1]].min())
+        assert int(f(res.J_chosen)) == knee == knee_from_curve(res, "width", tolerance)
+        assert res.knee_tolerance == tolerance
+        assert f"within {100 * tolerance:g}% of the best reachable" in res.verdict()
+    # 0: the design reaching the best, here the whole budget
+    whole = cvstats.plan(knee_pilot(), target_width=0.012, budget_fits=400, knee_tolerance=0)
+    assert int(f(whole.J_chosen)) == 400
+
+
+def test_a_J_asked_is_reported_and_the_knee_said():
+    res = cvstats.plan(knee_pilot(), target_width=0.012, budget_fits=400, J=20)
+    knee = knee_from_curve(res, "width")
+    assert int(f(res.J_chosen)) == 20 and int(f(res.J_knee)) == knee != 20
+    text = str(res.verdict())
+    assert text.startswith("Not reachable for a − b")
+    assert f"The knee is J = {knee} (the smallest J" in text and "Recommended" not in text
+    assert "J = 20 splits (20 fits per learner)" in text
+    assert f"The knee: J = {knee}, the knee" in " ".join(res.summary().as_text().split())
+
+
+def test_the_knee_per_number_of_replicates_and_per_contrast(loss_pilot):
+    res = cvstats.plan(
+        loss_pilot, method="corrected_bootstrap_t", target_width=0.05, R=[5, 15], budget_fits=600
+    )
+    assert res.J_knee.dims == ("contrast", "R")
+    for contrast in res.J_chosen["contrast"].values:
+        for R in (5, 15):
+            knee = knee_from_curve(res, "width", contrast=contrast, R=R)
+            assert int(res.J_chosen.sel(contrast=contrast, R=R)) == knee
+            assert knee * (R + 1) <= 600
+    assert str(res.verdict()).count("Not reachable for ") == 6
 
 
 def test_the_grid_holds_the_defaults_the_asked_and_the_found():
@@ -403,6 +570,10 @@ def test_zero_variance_is_refused():
         ({"rho": 1.0}, "rho"),
         ({"rho": -0.1}, "rho"),
         ({"alpha": 1.5}, "alpha"),
+        ({"knee_tolerance": -0.1}, r"`knee_tolerance` must lie in \[0, 1\).*got -0.1"),
+        ({"knee_tolerance": 1.0}, "`knee_tolerance`"),
+        ({"knee_tolerance": float("nan")}, "`knee_tolerance`"),
+        ({"knee_tolerance": "10%"}, "`knee_tolerance`"),
     ],
 )
 def test_bad_options(options, match):
@@ -426,7 +597,8 @@ def test_extreme_tails_stay_finite_and_a_huge_budget_is_searched_to_the_limit():
     assert f(res.power.sel(J=50)) == pytest.approx(1.0)
     assert res.search_end == cvstats.across.plan.SEARCH_LIMIT
     far = cvstats.plan(score_pilot(DIFFS), target_width=1e-4, budget_fits=10**7)
-    assert int(f(far.J_chosen)) == far.search_end
+    assert far.search_end == cvstats.across.plan.SEARCH_LIMIT
+    assert int(f(far.J_chosen)) == knee_from_curve(far, "width") < far.search_end
     assert "cannot be met with n = 100 examples" in far.verdict()
 
 
@@ -547,7 +719,12 @@ def test_conservative_z_plan_by_hand():
             assert hi == pytest.approx(z * np.sqrt(w.max()), rel=1e-12)
     # J → ∞: E[σ̂²_cz] → σ2'
     assert f(res.half_width_limit.sel(M=5)) == pytest.approx(z * np.sqrt(sigma2_h))
-    assert "J = 15 splits and M = 5 half-splits (165 fits per learner)" in res.verdict()
+    # the power 0.8 is out of reach: the knee of each M's power curve
+    for M in (5, 10):
+        knee = knee_from_curve(res, "power", M=M)
+        assert int(res.J_chosen.sel(M=M).squeeze()) == knee
+        text = f"J = {knee} splits and M = {M} half-splits ({knee * (1 + 2 * M)} fits per learner)"
+        assert text in res.verdict()
     assert "M half-splits of n/2" in str(res.summary())
 
 
@@ -805,7 +982,8 @@ def test_the_pilot_model_by_hand():
     # the width and the variances do not depend on the power model
     gaussian = cvstats.plan(dataset_pilot(x), effect=EFFECT, J=8, power_model="gaussian")
     for name in ("half_width", "half_width_ci", "variance", "expected_variance", "rho"):
-        xr.testing.assert_allclose(getattr(res, name), getattr(gaussian, name))
+        # on the J of both grids (each holds the knee of its own power curve)
+        xr.testing.assert_allclose(*xr.align(getattr(res, name), getattr(gaussian, name)))
 
 
 def test_the_pilot_model_searches_its_own_power():
@@ -822,7 +1000,10 @@ def test_the_pilot_model_searches_its_own_power():
     meets = both.meets_target.squeeze()
     assert bool(meets.sel(J=J_plan)) and not meets.sel(J=slice(None, J_plan - 1)).any()
     tight = cvstats.plan(dataset_pilot(x), effect=1.0, power=0.99, budget_fits=30)
-    assert np.isnan(f(tight.J_power)) and int(f(tight.J_chosen)) == 30
+    # out of reach within the budget: the knee of the pilot model's power, not the budget
+    assert np.isnan(f(tight.J_power))
+    assert int(f(tight.J_chosen)) == int(f(tight.J_knee)) == knee_from_curve(tight, "power")
+    assert tight.verdict().startswith("Not reachable for ")
 
 
 def test_auto_chooses_the_pilot_model_when_it_can():

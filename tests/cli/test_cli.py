@@ -1,4 +1,4 @@
-"""The ``cvstats`` command line: demo, table, describe, errors, --version, --help."""
+"""The ``cvstats`` command line: demo, table, describe, plan, errors, --version, --help."""
 
 from __future__ import annotations
 
@@ -40,6 +40,18 @@ def saved(tmp_path_factory):
     losses = (rng.random((d.sizes["split"], 60, 3)) < [0.2, 0.3, 0.5]).astype(float)
     cube = cvstats.from_arrays(losses, design=d, models=["a", "b", "c"], name="zero_one")
     path = tmp_path_factory.mktemp("cube") / "cube.nc"
+    cvstats.save(cube, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def pilot(tmp_path_factory):
+    """A pilot of 5 random splits (n = 150, n2 = 15) of two learners' squared losses."""
+    d = cvstats.designs.resampled(150, 15, J=5, seed=3)
+    rng = np.random.default_rng(11)
+    losses = rng.gamma(2.0, 0.5, size=(5, 150, 2)) + rng.normal(size=(5, 1, 2)) * 0.05
+    cube = cvstats.from_arrays(losses, design=d, models=["ridge", "knn"], name="squared")
+    path = tmp_path_factory.mktemp("pilot") / "pilot.nc"
     cvstats.save(cube, path)
     return path
 
@@ -174,6 +186,33 @@ def _files(tmp_path):
             ["table", "{saved}", "--methods", "nope", "kfold_t"],
             "unknown method(s) 'nope'; the methods are",
         ),
+        # plan: the file, then its options
+        (["plan", "{tmp}/missing.nc", "--target-width", "0.1"], "does not exist"),
+        (["plan", "{tmp}/text.nc", "--target-width", "0.1"], "cannot read"),
+        (["plan", "{tmp}/plain.nc", "--target-width", "0.1"], "holds no cvstats cube"),
+        (["plan", "{tmp}/notes.txt"], "use '.nc' (netCDF-4) or '.zarr'"),
+        (
+            ["plan", "{saved}", "--target-width", "-0.05", "--budget", "100"],
+            "`--target-width` must be a positive half-width (in the loss's units), got -0.05",
+        ),
+        (["plan", "{saved}", "--target-width", "0"], "`--target-width` must be a positive"),
+        (
+            ["plan", "{saved}", "--target-width", "0.1", "--budget", "1"],
+            "`--budget` = 1 does not pay for the smallest design (J = 2: 2 fits per learner)",
+        ),
+        (
+            ["plan", "{saved}", "--method", "corrected_bootstrap_t", "--budget", "10"],
+            "`--budget` = 10 does not pay for the smallest design with R = 15",
+        ),
+        (["plan", "{saved}", "--budget", "-3"], "`--budget` must be an int >= 1, got -3"),
+        (["plan", "{saved}", "--method", "resampled_t"], "`--method` must be one of"),
+        (["plan", "{saved}", "--effect", "0.1", "--power", "1.5"], "`--power` must lie"),
+        (["plan", "{saved}", "--alpha", "2"], "`--alpha` must be in the open interval (0, 1)"),
+        (["plan", "{saved}", "--knee-tolerance", "1"], "`--knee-tolerance` must lie in [0, 1)"),
+        (["plan", "{saved}", "--J", "1"], "`--J` must be an int >= 2, got 1"),
+        (["plan", "{saved}", "--M", "5"], "`--M` applies to the conservative Z"),
+        (["plan", "{saved}", "--power-model", "nope"], "`--power-model` must be one of"),
+        (["plan", "{saved}", "--precision", "0"], "`--precision` must be an int >= 1"),
     ],
 )
 def test_user_mistakes_exit_2_with_one_line(tmp_path, saved, argv, message):
@@ -214,9 +253,11 @@ def test_argparse_errors_exit_2(saved, capsys):
     assert info.value.code == 2
 
 
-def test_missing_file_without_traceback_in_a_subprocess(tmp_path):
+@pytest.mark.parametrize("command", [["table"], ["plan", "--target-width", "0.1"]])
+def test_missing_file_without_traceback_in_a_subprocess(tmp_path, command):
+    name, *options = command
     proc = subprocess.run(
-        [sys.executable, "-m", "cvstats.cli", "table", str(tmp_path / "missing.nc")],
+        [sys.executable, "-m", "cvstats.cli", name, str(tmp_path / "missing.nc"), *options],
         capture_output=True,
         text=True,
         timeout=120,
@@ -244,6 +285,17 @@ def test_version(capsys):
     [
         (["demo"], ["(default: 15)", "(default: 10)", "(default: -1)", "demo.nc)"]),
         (["table"], ["(default: 0.05)", "(default: learner)", "(default: text)", "(default: 4)"]),
+        (
+            ["plan"],
+            [
+                "(default: 0.8)",
+                "(default: 0.05)",
+                "(default: corrected_resampled_t)",
+                "(default: auto)",
+                "(default: 0.1)",
+                "(default: plan)",
+            ],
+        ),
         (["study", "nb-regression"], ["(default: 1000)", "(default: 25)", "(default: 0.1)"]),
         (["study", "nb-letter"], ["(default: 1.0)", "(default: both)", "(default: 200)"]),
         (["study", "population"], ["(default: letter)", "(default: 300)", "(default: 4)"]),
@@ -319,6 +371,44 @@ def test_table_default_formula_and_methods(saved, capsys):
     cube = cvstats.open_cube(saved)
     table = cvstats.compare("zero_one ~ model", cube, methods=["conservative_z"], alpha=0.1)
     assert capsys.readouterr().out == table.summary().as_text() + "\n"
+
+
+# --------------------------------------------------------------------------
+# plan
+# --------------------------------------------------------------------------
+
+
+def test_plan_out_of_reach_prints_the_knee_first(pilot, capsys):
+    argv = ["plan", str(pilot), "--target-width", "0.01", "--budget", "250"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    res = cvstats.plan(cvstats.open_cube(pilot), target_width=0.01, budget_fits=250)
+    assert out == res.summary().as_text() + "\n"
+    knee = int(res.J_knee.squeeze())
+    assert int(res.J_chosen.squeeze()) == knee < 250
+    first = next(line for line in out.splitlines() if line.strip("= "))
+    assert first.startswith("Not reachable: the targets (half-width 0.01, budget 250 fits")
+    assert f"Recommended: J = {knee}, the knee" in " ".join(out.split())
+    assert "The curve: half-width against J" in out
+
+
+def test_plan_reachable_and_its_options(pilot, capsys):
+    cube = cvstats.open_cube(pilot)
+    assert main(["plan", str(pilot), "--target-width", "0.5", "--budget", "250"]) == 0
+    out = capsys.readouterr().out
+    assert out == cvstats.plan(cube, target_width=0.5, budget_fits=250).summary().as_text() + "\n"
+    assert "Not reachable" not in out and "is met from J = " in out
+    argv = [
+        "plan", str(pilot), "--method", "corrected_bootstrap_t", "--R", "5", "10",
+        "--effect", "0.3", "--power", "0.7", "--alpha", "0.1", "--rho", "0.2",
+        "--knee-tolerance", "0.2", "--J", "12", "--table", "grid", "--precision", "3",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    res = cvstats.plan(
+        cube, method="corrected_bootstrap_t", R=[5, 10], effect=0.3, power=0.7, alpha=0.1,
+        rho=0.2, knee_tolerance=0.2, J=12,
+    )  # fmt: skip
+    assert capsys.readouterr().out == res.summary("grid", precision=3).as_text() + "\n"
 
 
 # --------------------------------------------------------------------------
