@@ -644,42 +644,8 @@ def _select(
             unknown=why,
             hint=f"{hint} {_MAKE_SCORER_NOTE}",
         )
-        if not direction and not sklearn:
-            _check_not_negated(table, key, name)
         out.append((key, name, label, direction))
     return out, many
-
-
-def _check_not_negated(table: _Table, key: str, name: str) -> None:
-    """Question ``greater_is_better=False`` for scores that look like negated losses.
-
-    Every scikit-learn scorer gives greater-is-better values, a loss negated
-    (``neg_mean_squared_error``, any ``make_scorer(..., greater_is_better=False)``);
-    a user who reads "MSE is an error" would pass False for them and reverse
-    every verdict. Scores that are all <= 0, some < 0, are usually such negated
-    losses, but a plain callable may return a loss that is negative (a log
-    density): a name ``neg_*`` with False is refused, anything else warned of
-    (a ``make_scorer`` scorer never comes here: its direction is known).
-    """
-    values = table.values[key]
-    finite = values[np.isfinite(values)]
-    if not finite.size or finite.max() > 0 or not (finite < 0).any():
-        return
-    problem = (
-        f"`greater_is_better` is False for the metric {name!r}, but its scores from the "
-        f"{table.source} are all <= 0 (from {finite.min():.4g} to {finite.max():.4g}): "
-        "they look like a scikit-learn loss negated (neg_mean_squared_error, neg_log_loss, "
-        "any make_scorer(..., greater_is_better=False)), whose values are greater-is-better, "
-        "and for them that False reverses every verdict: pass greater_is_better=True"
-    )
-    if name.startswith("neg_") or key.startswith("neg_"):
-        raise ArgumentError(f"{problem}.")
-    warnings.warn(
-        f"{problem}. Ignore this only if the scorer is a plain callable that returns a loss "
-        "that is negative (e.g. a negative log density), where False is right.",
-        CvstatsWarning,
-        stacklevel=4,
-    )
 
 
 # --------------------------------------------------------------------------
