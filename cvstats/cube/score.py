@@ -299,7 +299,6 @@ def check_not_negated(
     greater_is_better: bool | int,
     *,
     names: Sequence[str] = (),
-    source: str = "",
     stacklevel: int = 3,
 ) -> int:
     """Check a metric's direction against its values; return it (1 or 0).
@@ -326,8 +325,6 @@ def check_not_negated(
         The direction given.
     names : sequence of str, optional
         Other names of the metric (the cube's name, a results key).
-    source : str, optional
-        Where the scores come from, for messages (e.g. ``" from the cv_results_"``).
     stacklevel : int, default 3
         Of the warning: 3 points at the caller of the function calling this one.
 
@@ -357,7 +354,7 @@ def check_not_negated(
     if not finite.size or finite.max() > 0 or not (finite < 0).any():
         return direction
     problem = (
-        f"`greater_is_better` is False for the metric {metric!r}, but its scores{source} are "
+        f"`greater_is_better` is False for the metric {metric!r}, but its scores are "
         f"all <= 0 (from {finite.min():.4g} to {finite.max():.4g}): they look like a "
         "scikit-learn loss negated (neg_mean_squared_error, neg_log_loss, any "
         "make_scorer(..., greater_is_better=False)), whose values are greater-is-better, and "
