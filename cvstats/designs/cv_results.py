@@ -21,6 +21,7 @@ same ``X``, ``y`` and ``groups``.
 
 from __future__ import annotations
 
+import ast
 import numbers
 import re
 import warnings
@@ -158,6 +159,64 @@ def _format_value(value: Any) -> str:
     return " ".join(str(value).split())
 
 
+#: The longest ``params`` string of a saved ``cv_results_`` that is read back as a dict.
+_PARAMS_MAX = 10_000
+
+
+def _saved_params(res: Mapping[str, Any], row: int, text: str) -> Mapping[str, Any]:
+    """Read back the ``params`` of a row of a ``cv_results_`` saved as text (e.g. a CSV).
+
+    ``DataFrame.to_csv`` writes each dict as its repr (``"{'C': 0.1}"``), read back
+    with :func:`ast.literal_eval` (literals only, nothing is evaluated); a dict
+    holding what a literal cannot spell (an estimator) is rebuilt from the row's
+    ``param_*`` columns, and failing those the text itself is the label.
+    """
+    if len(text) <= _PARAMS_MAX:
+        try:
+            value = ast.literal_eval(text.strip())
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            value = None
+        if isinstance(value, Mapping):
+            return value
+    columns = {
+        str(k)[len("param_") :]: np.asarray(v, dtype=object)[row]
+        for k, v in res.items()
+        if str(k).startswith("param_")
+    }
+    found = {k: v for k, v in columns.items() if not (isinstance(v, float) and np.isnan(v))}
+    return found or {"params": text}
+
+
+def _params(res: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Return the ``params`` of every row of a ``cv_results_``, as dicts (see _saved_params)."""
+    return [
+        p if isinstance(p, Mapping) else _saved_params(res, i, str(p))
+        for i, p in enumerate(res["params"])
+    ]
+
+
+def _numbers(values: Any, where: str) -> np.ndarray:
+    """Return per-split scores as float64; refuse anything but numbers (as from_scores does)."""
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "iuf":
+        flat = arr.ravel()
+        bad = next(
+            (
+                v
+                for v in flat
+                if isinstance(v, str | bytes | bool | np.bool_) or not isinstance(v, numbers.Real)
+            ),
+            flat[0] if flat.size else None,
+        )
+        raise ArgumentError(
+            f"{where} must hold numbers (per-split scores), got dtype {arr.dtype} holding "
+            f"{bad!r} of type {type(bad).__name__}; scores are never converted from text: "
+            "convert the column first (e.g. pd.to_numeric), or read the saved results with "
+            "their numeric columns as numbers."
+        )
+    return arr.astype(np.float64)
+
+
 def _candidate_labels(params: Sequence[Mapping[str, Any]], rows: np.ndarray) -> list[str]:
     """Readable, unique labels ``"C=0.1, penalty=l2"``; a repeated one gets its row."""
     labels = [
@@ -279,11 +338,13 @@ def _read_search_table(
     n_rows = len(res["params"]) if "params" in res else len(np.asarray(res[first]))
     rows, attrs = _resolve_rows(res, n_rows, iteration, candidates, source)
     values = {
-        key: np.column_stack([np.asarray(res[cols[k]], dtype=np.float64)[rows] for k in range(S)])
+        key: np.column_stack(
+            [_numbers(res[cols[k]], f"{source}'s column {cols[k]!r}")[rows] for k in range(S)]
+        )
         for key, cols in found.items()
     }
     if "params" in res:
-        labels = _candidate_labels(list(res["params"]), rows)
+        labels = _candidate_labels(_params(res), rows)
     else:
         labels = [f"candidate {int(r)}" for r in rows]
 
@@ -311,7 +372,7 @@ def _cross_validate_keys(d: Mapping[str, Any], name: str) -> dict[str, np.ndarra
         )
     out = {}
     for key, k in keys.items():
-        arr = np.asarray(d[k], dtype=np.float64)
+        arr = _numbers(d[k], f"{name}[{k!r}]")
         if arr.ndim != 1:
             raise ArgumentError(
                 f"{name}[{k!r}] must be 1-D (one score per split), got {arr.shape}."
@@ -779,12 +840,32 @@ def _halving_design(
     return design
 
 
+def _n_from_indices(pairs: list[tuple[np.ndarray, np.ndarray]], source: str) -> int:
+    """Return the number of examples the indices use, when they use every one of 0..max.
+
+    Without ``X``/``y``/``groups``/``n`` the number of examples is read off the
+    indices only when every example from 0 to the largest index is in a training or a
+    test set (as with every K-fold splitter): an index beyond the data cannot be told
+    from a large data set otherwise, and would make every ``n``-based correction wrong.
+    """
+    used = np.unique(np.concatenate([np.concatenate([tr, te]).ravel() for tr, te in pairs]))
+    if used.size and used.dtype.kind in "iu" and used[0] >= 0 and used[-1] == used.size - 1:
+        return int(used.size)
+    top = used[-1].item() if used.size else None
+    raise ArgumentError(
+        f"the indices of the {source} do not use every example from 0 to their largest index "
+        f"{top!r} ({used.size} distinct indices), so the number of examples cannot be read "
+        "off them (an index beyond the data looks like a larger data set): pass n= the number "
+        "of examples (or X= the data) the cross-validation ran on."
+    )
+
+
 def _indices_design(table: _Table, cv: Any, X: Any, y: Any, groups: Any, n: Any) -> xr.Dataset:
     """Return the design of the returned indices; a ``cv`` given must make the same splits."""
     pairs = table.indices
     assert pairs is not None
     if X is None and y is None and groups is None and n is None:
-        n = 1 + max(int(max(np.max(tr), np.max(te))) for tr, te in pairs)
+        n = _n_from_indices(pairs, table.source)
     design = from_splitter(pairs, X, y, groups, n=n)
     if cv is not None:
         _check_reproducible(cv)
@@ -801,12 +882,55 @@ def _indices_design(table: _Table, cv: Any, X: Any, y: Any, groups: Any, n: Any)
     return design
 
 
+def _splitter_repr(cv: Any) -> str:
+    """Spell a splitter by its class and parameters (scikit-learn's repr lists them all)."""
+    return " ".join(repr(cv).split())
+
+
+def _check_search_cv(cv: Any, search: Any, y: Any) -> None:
+    """Refuse a ``cv`` that is not the search's own splitter (class, parameters, seed).
+
+    Another splitter with the same number of splits rebuilds other splits (other
+    test sizes, other examples) and every interval would be wrong without an error.
+    An int ``cv`` of the search is compared as :func:`sklearn.model_selection.check_cv`
+    reads it: ``StratifiedKFold(k)`` for a classifier (``KFold(k)`` without ``y``
+    to tell), ``KFold(k)`` otherwise; an iterable of splits is not compared here (the
+    splits themselves are, by their number).
+    """
+    own = search.cv if search.cv is not None else 5
+    if not callable(getattr(cv, "split", None)):
+        return
+    if isinstance(own, numbers.Integral) and not isinstance(own, bool):
+        from sklearn.base import is_classifier
+        from sklearn.model_selection import KFold, StratifiedKFold
+
+        allowed = [KFold(int(own))]
+        if is_classifier(search.estimator):
+            allowed.append(StratifiedKFold(int(own)))
+        wanted = " or ".join(_splitter_repr(c) for c in allowed)
+        same = any(_splitter_repr(cv) == _splitter_repr(c) for c in allowed)
+    elif callable(getattr(own, "split", None)):
+        wanted = _splitter_repr(own)
+        same = type(cv) is type(own) and _splitter_repr(cv) == wanted
+    else:
+        return
+    if not same:
+        raise DesignError(
+            f"`cv` = {_splitter_repr(cv)} is not the {type(search).__name__}'s own splitter "
+            f"{wanted}: its splits would be other splits (other sizes, other examples) than "
+            "the ones that made the scores. Drop `cv` (the search's own is used), or pass the "
+            "search whose cv made the scores."
+        )
+
+
 def _design(
     table: _Table, search: Any, cv: Any, X: Any, y: Any, groups: Any, n: Any
 ) -> xr.Dataset:
     if table.indices is not None:
         design = _indices_design(table, cv, X, y, groups, n)
     else:
+        if cv is not None and search is not None:
+            _check_search_cv(cv, search, y)
         cv = _resolve_cv(cv, search, y, table.source)
         _check_reproducible(cv)
         _check_sizes_known(cv, X, y, groups, n, table.source)
@@ -921,14 +1045,20 @@ def from_cv_results(
     cv : splitter, optional
         The splitter that made the scores: the same class, parameters and int
         ``random_state`` (a shuffling splitter without one draws new splits at
-        every call, so it is refused). Default: the search's ``cv``; not needed
+        every call, so it is refused). Default: the search's ``cv``; with a
+        search object, a ``cv`` given must be the search's own (same class and
+        parameters, ``n_splits``, ``n_repeats``, ``shuffle`` and ``random_state``
+        included; an int ``cv`` of the search as ``check_cv`` reads it). Not needed
         with ``cross_validate`` indices (if given, it must make the same splits).
     X, y, groups : array-like, optional
         The data the scores were computed on (only their rows are counted; ``y``
         and ``groups`` are passed to ``cv.split`` as the search passed them).
     n : int, optional
         The number of examples, when ``X``/``y``/``groups`` are not given. With
-        indices and neither, ``n`` is the largest index + 1.
+        indices and neither, ``n`` is read off the indices only when they use
+        every example from 0 to the largest index (any K-fold splitter does);
+        otherwise ``n`` (or ``X``) is required: an index beyond the data cannot
+        be told from a larger data set.
     metric : str or list of str, optional
         The metric(s) to read, by their key in the results
         (``split{k}_test_{metric}``, ``test_{metric}``); default all. For
@@ -968,11 +1098,14 @@ def from_cv_results(
     ------
     ArgumentError
         If the results hold no per-split scores, the number of examples is
-        unknown (no ``cv`` data, ``n``, nor indices), the direction of a metric
+        unknown (no ``cv`` data, ``n``, nor indices that use every example up to
+        the largest), a score is not a number (text is never converted), the
+        direction of a metric
         is unknown or contradicts a scikit-learn scorer, or ``metric``,
         ``iteration``, ``candidates`` name nothing in the results.
     DesignError
-        If the splitter cannot make the splits of the results: no int
+        If ``cv`` is not the search's own splitter, or if the splitter cannot
+        make the splits of the results: no int
         ``random_state`` while shuffling, another number of splits, data of
         another size (halving searches), indices it does not make; or if the
         models were cross-validated on different splits.
