@@ -198,23 +198,28 @@ def _params(res: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def _numbers(values: Any, where: str) -> np.ndarray:
     """Return per-split scores as float64; refuse anything but numbers (as from_scores does)."""
     arr = np.asarray(values)
-    if arr.dtype.kind not in "iuf":
-        flat = arr.ravel()
-        bad = next(
-            (
-                v
-                for v in flat
-                if isinstance(v, str | bytes | bool | np.bool_) or not isinstance(v, numbers.Real)
-            ),
-            flat[0] if flat.size else None,
-        )
-        raise ArgumentError(
-            f"{where} must hold numbers (per-split scores), got dtype {arr.dtype} holding "
-            f"{bad!r} of type {type(bad).__name__}; scores are never converted from text: "
-            "convert the column first (e.g. pd.to_numeric), or read the saved results with "
-            "their numeric columns as numbers."
-        )
-    return arr.astype(np.float64)
+    if arr.dtype.kind in "iuf":
+        return arr.astype(np.float64)
+    flat = arr.ravel()
+    bad = next(
+        (
+            v
+            for v in flat
+            if isinstance(v, str | bytes | bool | np.bool_) or not isinstance(v, numbers.Real)
+        ),
+        None,
+    )
+    held = (
+        f"holding {bad!r} of type {type(bad).__name__}"
+        if bad is not None
+        else "(numbers stored as Python objects)"
+    )
+    raise ArgumentError(
+        f"{where} must hold numbers (per-split scores), got dtype {arr.dtype} {held}; scores "
+        "are never converted from text or objects: convert the column first (e.g. "
+        "pd.to_numeric, or np.asarray(..., dtype=float) for numbers), as "
+        "cvstats.from_scores requires too."
+    )
 
 
 def _candidate_labels(params: Sequence[Mapping[str, Any]], rows: np.ndarray) -> list[str]:
@@ -887,34 +892,42 @@ def _splitter_repr(cv: Any) -> str:
     return " ".join(repr(cv).split())
 
 
+def _as_splitters(cv: Any, classifier: bool, y: Any) -> list[Any] | None:
+    """Return the splitters a ``cv`` stands for: itself, or what check_cv makes of an int.
+
+    An int ``k`` is what :func:`sklearn.model_selection.check_cv` makes of it with
+    ``y``; without ``y``, ``KFold(k)`` or (for a classifier) ``StratifiedKFold(k)``.
+    None for an iterable of splits, which is not compared by its parameters.
+    """
+    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+        from sklearn.model_selection import KFold, StratifiedKFold, check_cv
+
+        if y is not None:
+            return [check_cv(int(cv), y, classifier=classifier)]
+        return [KFold(int(cv)), *([StratifiedKFold(int(cv))] if classifier else [])]
+    return [cv] if callable(getattr(cv, "split", None)) else None
+
+
 def _check_search_cv(cv: Any, search: Any, y: Any) -> None:
     """Refuse a ``cv`` that is not the search's own splitter (class, parameters, seed).
 
     Another splitter with the same number of splits rebuilds other splits (other
     test sizes, other examples) and every interval would be wrong without an error.
-    An int ``cv`` of the search is compared as :func:`sklearn.model_selection.check_cv`
-    reads it: ``StratifiedKFold(k)`` for a classifier (``KFold(k)`` without ``y``
-    to tell), ``KFold(k)`` otherwise; an iterable of splits is not compared here (the
-    splits themselves are, by their number).
+    Splitters are compared by class and by scikit-learn's repr, which lists every
+    parameter (``n_splits``, ``n_repeats``, ``shuffle``, ``random_state``...); an int
+    as :func:`sklearn.model_selection.check_cv` reads it (``cv`` is resolved so already).
     """
-    own = search.cv if search.cv is not None else 5
-    if not callable(getattr(cv, "split", None)):
-        return
-    if isinstance(own, numbers.Integral) and not isinstance(own, bool):
-        from sklearn.base import is_classifier
-        from sklearn.model_selection import KFold, StratifiedKFold
+    from sklearn.base import is_classifier
 
-        allowed = [KFold(int(own))]
-        if is_classifier(search.estimator):
-            allowed.append(StratifiedKFold(int(own)))
-        wanted = " or ".join(_splitter_repr(c) for c in allowed)
-        same = any(_splitter_repr(cv) == _splitter_repr(c) for c in allowed)
-    elif callable(getattr(own, "split", None)):
-        wanted = _splitter_repr(own)
-        same = type(cv) is type(own) and _splitter_repr(cv) == wanted
-    else:
+    classifier = is_classifier(search.estimator)
+    given = _as_splitters(cv, classifier, y)
+    own = _as_splitters(search.cv if search.cv is not None else 5, classifier, y)
+    if given is None or own is None:
         return
-    if not same:
+    if not any(
+        type(a) is type(b) and _splitter_repr(a) == _splitter_repr(b) for a in given for b in own
+    ):
+        wanted = " or ".join(_splitter_repr(c) for c in own)
         raise DesignError(
             f"`cv` = {_splitter_repr(cv)} is not the {type(search).__name__}'s own splitter "
             f"{wanted}: its splits would be other splits (other sizes, other examples) than "
@@ -929,9 +942,10 @@ def _design(
     if table.indices is not None:
         design = _indices_design(table, cv, X, y, groups, n)
     else:
-        if cv is not None and search is not None:
-            _check_search_cv(cv, search, y)
+        given = cv
         cv = _resolve_cv(cv, search, y, table.source)
+        if given is not None and search is not None:
+            _check_search_cv(cv, search, y)
         _check_reproducible(cv)
         _check_sizes_known(cv, X, y, groups, n, table.source)
         design = _splitter_design(cv, X, y, groups, n, table.source)

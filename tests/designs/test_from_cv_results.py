@@ -630,6 +630,9 @@ def test_error_cv_other_than_the_search_s_own():
         with pytest.raises(DesignError, match="own splitter ShuffleSplit.*test_size=0.15") as e:
             from_cv_results(search, cv=other, X=X, y=Y)
         assert " ".join(repr(other).split()) in str(e.value)  # both named
+    # an int: the StratifiedKFold check_cv makes of it, not the search's ShuffleSplit
+    with pytest.raises(DesignError, match="StratifiedKFold\\(n_splits=4.*own splitter Shuffle"):
+        from_cv_results(search, cv=4, X=X, y=Y)
     # the same splitter (another instance): accepted, the search's splits
     same = from_cv_results(
         search, cv=ms.ShuffleSplit(n_splits=4, test_size=0.15, random_state=3), X=X, y=Y
@@ -640,6 +643,9 @@ def test_error_cv_other_than_the_search_s_own():
     search = ms.GridSearchCV(logreg(), {"C": [0.05, 2.0]}, cv=4).fit(X, Y)
     cube = from_cv_results(search, cv=ms.StratifiedKFold(4), X=X, y=Y)
     check_design(cube, *splitter_masks(ms.StratifiedKFold(4)))
+    assert from_cv_results(search, cv=4, X=X, y=Y).identical(cube)
+    with pytest.raises(DesignError, match="own splitter StratifiedKFold"):
+        from_cv_results(search, cv=ms.KFold(4), X=X, y=Y)  # check_cv stratifies: not this
     with pytest.raises(DesignError, match="StratifiedKFold\\(n_splits=4, random_state=None"):
         from_cv_results(search, cv=ms.StratifiedKFold(4, shuffle=True, random_state=0), X=X, y=Y)
     with pytest.raises(DesignError, match="own splitter"):
