@@ -72,8 +72,32 @@ Attribute access (other than ``contr.<coding>``), subscripts, calls to
 anything but ``C`` and ``contr.<coding>``, lambdas, comprehensions, assignment
 expressions, f-strings, unpacking and dunder names are refused with a
 :class:`~cvstats.FormulaError` naming the offending part, and nothing is
-evaluated. Only then is the right-hand side materialized, in a context that
-holds nothing but ``C`` and ``contr`` (plus the one-column data frame of models).
+evaluated. A literal coding matrix (``C(model, [[1, 0], [0, 1], [0, 0]])``,
+``contr.custom(...)``) and ``contr.poly``'s scores hold numbers only. Only then
+is the right-hand side materialized, in a context that holds nothing but ``C``
+and ``contr`` (plus the one-column data frame of models).
+
+The work a formula may ask for is bounded too, and a formula beyond a bound is
+refused in well under a second, before formulaic tokenizes, expands or
+evaluates it (its tokenizer takes time quadratic in the length, and
+``(model + C(model, contr.sum)) ** N`` expands to ``2 ** N`` products):
+
+======================  ======  ============================================
+bound                   value   room it leaves
+======================  ======  ============================================
+``MAX_FORMULA_LENGTH``  20000   a coding matrix of about 45 models with
+                                6-digit weights (read in under a second)
+``MAX_LITERAL_VALUES``  2500    a coding matrix of 50 models
+``MAX_EXPONENT``        10      ``**`` and ``^``: a power above 1 of a sum
+                                of terms only makes interactions of
+                                ``model`` with itself, refused anyway
+``MAX_TERMS``           1000    the terms any operator (``+``, ``:``, ``*``,
+                                ``**``) expands to, before de-duplication
+======================  ======  ============================================
+
+Any other failure inside formulaic becomes a :class:`~cvstats.FormulaError`
+that keeps formulaic's reason (its type when it has no message); a
+``KeyboardInterrupt`` or ``SystemExit`` raised meanwhile goes through.
 """
 
 from __future__ import annotations
@@ -133,6 +157,21 @@ _C_SIGNATURE = inspect.signature(_formulaic_C)
 _LITERAL_TYPES = (str, int, float, type(None))
 #: Longest piece of a formula quoted in an error message.
 _QUOTE_MAX = 60
+#: Bounds on the work a formula may ask for, checked before formulaic tokenizes, expands
+#: or evaluates it (its tokenizer takes time quadratic in the formula's length, the
+#: expansion of ``(a + b) ** N`` makes ``2 ** N`` products): formulas in the one variable
+#: ``model`` need far less. The longest formula, in characters (a coding matrix of ~45
+#: models with 6-digit weights):
+MAX_FORMULA_LENGTH = 20_000
+#: The most values the literals of one formula hold together (a 50-model coding matrix).
+MAX_LITERAL_VALUES = 2_500
+#: The largest exponent of ``**`` or ``^`` (a power above 1 of a sum of terms only makes
+#: interactions of ``model`` with itself, which are refused anyway).
+MAX_EXPONENT = 10
+#: The most terms any operator of the formula may expand to, counted before formulaic's
+#: de-duplication (``+`` adds the terms of its sides, ``:`` multiplies them, ``*`` does
+#: both, ``**``/``^`` raise them to the exponent).
+MAX_TERMS = 1_000
 #: The evaluation context: nothing but formulaic's coding transform and registry.
 _CONTEXT = {_CODING: _formulaic_C, _REGISTRY: ContrastsRegistry}
 _GRAMMAR = (
@@ -213,17 +252,23 @@ def _dunder_part(tree: ast.AST) -> str | None:
     return min(found)[1] if found else None
 
 
+def _is_number(node: ast.AST) -> bool:
+    """Tell whether ``node`` is a literal int or float (a bool is not), maybe signed."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        node = node.operand
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, int | float)
+        and not isinstance(node.value, bool)
+    )
+
+
 def _is_literal(node: ast.AST) -> bool:
     """Tell whether ``node`` is a literal: str, number, bool, None, or a list/tuple of them."""
     if isinstance(node, ast.Constant):
         return isinstance(node.value, _LITERAL_TYPES)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-        operand = node.operand
-        return (
-            isinstance(operand, ast.Constant)
-            and isinstance(operand.value, int | float)
-            and not isinstance(operand.value, bool)
-        )
+    if isinstance(node, ast.UnaryOp):
+        return _is_number(node)
     if isinstance(node, ast.List | ast.Tuple):
         return all(_is_literal(e) for e in node.elts)
     return False
@@ -267,6 +312,25 @@ def _check_call_shape(call: ast.Call, callee: str, signature: inspect.Signature)
         ) from None
 
 
+def _check_matrix(node: ast.AST, where: str, hint: str = "") -> None:
+    """Refuse a literal coding matrix (or scores) holding anything but numbers (rows of them)."""
+    _check_literal(node, where)
+    if not isinstance(node, ast.List | ast.Tuple):
+        return  # a str or number: formulaic says what it expects
+    for row in node.elts:
+        cells = row.elts if isinstance(row, ast.List | ast.Tuple) else [row]
+        for cell in cells:
+            if not _is_number(cell):
+                raise _Refusal(
+                    f"`{_quote(cell)}` in {where}",
+                    hint
+                    or "a coding matrix holds numbers, one row of weights per model (level) "
+                    f"in cube order, e.g. {_CODING}({MODEL}, [[1, 0], [0, 1], [0, 0]]) for "
+                    f"three models; name levels with {_REGISTRY}.treatment('b') or "
+                    "levels=[...]",
+                )
+
+
 def _check_coding(node: ast.AST) -> None:
     """Allow ``contr.<coding>``, ``contr.<coding>(<literals>)`` or a literal coding matrix."""
     func = node.func if isinstance(node, ast.Call) else node
@@ -282,14 +346,27 @@ def _check_coding(node: ast.AST) -> None:
             )
         if isinstance(node, ast.Call):
             coding = f"{_REGISTRY}.{func.attr}"
-            _check_call_shape(node, coding, _coding_signature(func.attr))
-            for arg in node.args:
-                _check_literal(arg, f"an argument of `{coding}`")
-            for kw in node.keywords:
-                _check_literal(kw.value, f"the argument `{kw.arg}` of `{coding}`")
+            signature = _coding_signature(func.attr)
+            _check_call_shape(node, coding, signature)
+            bound = signature.bind(
+                *node.args, **{kw.arg: kw.value for kw in node.keywords if kw.arg}
+            ).arguments
+            keywords = {kw.arg for kw in node.keywords}
+            for param, arg in bound.items():
+                where = (
+                    f"the argument `{param}` of `{coding}`"
+                    if param in keywords
+                    else f"an argument of `{coding}`"
+                )
+                if param == "contrasts":  # contr.custom's matrix
+                    _check_matrix(arg, where)
+                elif param == "scores":  # contr.poly's
+                    _check_matrix(arg, where, "the scores are numbers, one per model")
+                else:
+                    _check_literal(arg, where)
         return
     if isinstance(node, ast.List | ast.Tuple):
-        _check_literal(node, "a coding matrix")
+        _check_matrix(node, "a coding matrix")
         return
     raise _Refusal(
         f"{_describe(node)} as the coding of `{_CODING}(...)`",
@@ -324,12 +401,13 @@ def _check_c(call: ast.Call, unknown: list[str]) -> None:
             _check_literal(kw.value, f"the argument `{kw.arg}` of `{_CODING}`")
 
 
-def _check_python(expr: str, unknown: list[str]) -> None:
+def _check_python(expr: str, unknown: list[str]) -> int:
     """Check one Python expression of the right-hand side against the whitelist.
 
     Names that are not ``model`` (where a variable is expected) are appended to
     ``unknown``; anything else not allowed raises :class:`_Refusal`. Nothing is
-    evaluated: the expression is only parsed with :func:`ast.parse`.
+    evaluated: the expression is only parsed with :func:`ast.parse`. Returns the
+    number of literal values (constants) the expression holds.
     """
     aliases: dict[str, str] = {}
     try:
@@ -357,6 +435,100 @@ def _check_python(expr: str, unknown: list[str]) -> None:
     else:
         raise _Refusal(_describe(node))
     unknown.extend(aliases.get(name, name) for name in names)
+    return sum(isinstance(n, ast.Constant) for n in ast.walk(tree))
+
+
+def _shown(formula: str) -> str:
+    """Quote a formula in a message: whole if short, else its start and its length."""
+    if len(formula) <= 4 * _QUOTE_MAX:
+        return repr(formula)
+    return f"{formula[: 2 * _QUOTE_MAX]!r}… ({len(formula)} characters)"
+
+
+def _reason(e: BaseException) -> str:
+    """Return the reason of an exception raised in formulaic: its message, else its type."""
+    text = _ANSI.sub("", str(e)).strip()
+    return text if text else f"{type(e).__name__} {e!r} (with no message)"
+
+
+def _check_length(formula: str) -> None:
+    """Refuse a formula longer than ``MAX_FORMULA_LENGTH``, before anything reads it."""
+    if len(formula) > MAX_FORMULA_LENGTH:
+        raise FormulaError(
+            f"the formula {_shown(formula)} is longer than {MAX_FORMULA_LENGTH} characters "
+            "(cvstats.cube.formula.MAX_FORMULA_LENGTH), more than a formula over the models "
+            "of one cube needs, and formulaic's work grows faster than its length; "
+            f"{_EXAMPLE_FORMULA}."
+        )
+
+
+def _exponent(token: object) -> int | None:
+    """Return the exponent a ``**``/``^`` token gives (None: not a plain int, formulaic says)."""
+    text = str(token).strip()
+    if not text.isdigit():
+        return None
+    return int(text) if len(text) <= 6 else MAX_EXPONENT + 1  # no huge int parsed
+
+
+def _check_work(formula: str) -> None:
+    """Refuse a formula whose expansion into terms would exceed ``MAX_TERMS``.
+
+    formulaic's abstract syntax tree (string processing only, the whitelist ran) is
+    walked bottom-up with an upper bound on the number of terms each operator
+    makes before de-duplication: 1 for a term, ``a + b`` for ``+``, ``-``, ``/``,
+    ``a b`` for ``:``, ``a + b + a b`` for ``*``, ``a ** N`` for ``**`` and ``^``
+    (whose exponent is at most ``MAX_EXPONENT``). A formula formulaic cannot
+    parse is left to the parse, which says why.
+    """
+    try:
+        root = _PARSER.get_ast(formula)
+    except Exception:  # a syntax error: the parse that follows reports it
+        return
+    bound: dict[int, int] = {}
+    stack: list[tuple[object, bool]] = [(root, False)]
+    while stack:  # post-order without recursion: a long sum is a deep tree
+        node, done = stack.pop()
+        args = list(getattr(node, "args", ()))
+        operator = getattr(node, "operator", None)
+        if operator is None:
+            bound[id(node)] = 1
+            continue
+        if not done:
+            stack.append((node, True))
+            stack.extend((a, False) for a in args)
+            continue
+        symbol = getattr(operator, "symbol", "")
+        counts = [bound[id(a)] for a in args]
+        if symbol in ("**", "^") and len(args) == 2:
+            power = _exponent(args[1])
+            if power is not None and power > MAX_EXPONENT:
+                raise FormulaError(
+                    f"the formula {_shown(formula)} raises terms to the power "
+                    f"{str(args[1]).strip()[:12]}, above {MAX_EXPONENT} "
+                    "(cvstats.cube.formula.MAX_EXPONENT): a power above 1 of a sum of terms "
+                    f"only makes interactions of `{MODEL}` with itself, which define no "
+                    f"contrast; {_EXAMPLE_FORMULA}."
+                )
+            total = counts[0] ** (power or 1)
+        elif symbol == ":":
+            total = int(np.prod(counts, dtype=object))
+        elif symbol == "*":
+            total = sum(counts) + int(np.prod(counts, dtype=object))
+        else:
+            total = sum(counts)
+        if total > MAX_TERMS:
+            why = (
+                f"products of terms (`:`, `*`, `**`) only make interactions of `{MODEL}` with "
+                "itself, which define no contrast"
+                if symbol in (":", "*", "**", "^")
+                else "a formula over the models of one cube needs a few terms, one per coding"
+            )
+            raise FormulaError(
+                f"the formula {_shown(formula)} expands to up to {total} terms at its operator "
+                f"`{symbol}`, more than {MAX_TERMS} (cvstats.cube.formula.MAX_TERMS): {why}; "
+                f"{_EXAMPLE_FORMULA}."
+            )
+        bound[id(node)] = total
 
 
 def _refused(formula: str, refusal: _Refusal) -> FormulaError:
@@ -372,7 +544,7 @@ def _refused(formula: str, refusal: _Refusal) -> FormulaError:
     hint = f"; {refusal.hint}" if refusal.hint else ""
     clause = refusal.clause or f"it uses {refusal.what}, which formulas do not allow{hint}"
     return FormulaError(
-        f"cannot build contrasts from {formula!r}: {clause}. {_GRAMMAR} "
+        f"cannot build contrasts from {_shown(formula)}: {clause}. {_GRAMMAR} "
         f"{_EXAMPLE_FORMULA[0].upper()}{_EXAMPLE_FORMULA[1:]}."
     )
 
@@ -417,7 +589,7 @@ def _check_tokens(formula: str) -> str:
     try:
         tokens = list(tokenize(formula))
     except Exception as e:  # the tokenizer only processes the string
-        raise FormulaError(f"cannot parse the formula {formula!r}: {_ANSI.sub('', str(e))}") from e
+        raise FormulaError(f"cannot parse the formula {_shown(formula)}: {_reason(e)}") from e
     split = next(
         (k for k, t in enumerate(tokens) if t.kind is Token.Kind.OPERATOR and "~" in t.token),
         None,
@@ -438,10 +610,18 @@ def _check_tokens(formula: str) -> str:
             f"{_EXAMPLE_FORMULA}."
         )
     unknown: list[str] = []
+    values = 0  # literal values, all Python tokens together
     try:
         for token in rhs:
             if token.kind is Token.Kind.PYTHON:
-                _check_python(token.token, unknown)
+                values += _check_python(token.token, unknown)
+                if values > MAX_LITERAL_VALUES:
+                    raise _Refusal(
+                        "",
+                        clause=f"its literals hold more than {MAX_LITERAL_VALUES} values "
+                        f"(cvstats.cube.formula.MAX_LITERAL_VALUES, a coding matrix of 50 "
+                        "models), more than a formula over the models of one cube needs",
+                    )
             elif token.kind is Token.Kind.NAME and token.token not in (MODEL, "."):
                 backticked = token.source_start is not None and formula[token.source_start] == "`"
                 if keyword.iskeyword(token.token):
@@ -497,11 +677,14 @@ def _parse(formula: str) -> tuple[str, SimpleFormula]:
         raise CvstatsTypeError(
             f"`formula` must be a str such as 'loss ~ model', got {type(formula).__name__}."
         )
+    _check_length(formula)
     loss = _check_tokens(formula)
+    _check_work(formula)
     try:
         parsed = Formula(formula, _parser=_PARSER)
     except Exception as e:  # safe now: the whitelist ran; any failure is the formula's
-        raise FormulaError(f"cannot parse the formula {formula!r}: {_ANSI.sub('', str(e))}") from e
+        # (Exception only: KeyboardInterrupt and SystemExit go through)
+        raise FormulaError(f"cannot parse the formula {_shown(formula)}: {_reason(e)}") from e
     lhs = getattr(parsed, "lhs", None)
     rhs = getattr(parsed, "rhs", None)
     if lhs is None or rhs is None:
@@ -539,7 +722,11 @@ def parse_formula(formula: str) -> tuple[str, str]:
         whitelist of the module docstring (attribute access, subscripts, calls
         other than ``C`` and ``contr.<coding>``, non-literal arguments, dunder
         names...): the message quotes the formula and names the offending part,
-        and nothing in the formula is evaluated.
+        and nothing in the formula is evaluated; if the formula is longer than
+        ``MAX_FORMULA_LENGTH`` characters, its literals hold more than
+        ``MAX_LITERAL_VALUES`` values, an exponent is above
+        ``MAX_EXPONENT`` or an operator expands to more than
+        ``MAX_TERMS`` terms (refused before formulaic does the work).
 
     Examples
     --------
@@ -643,10 +830,9 @@ def _model_matrix(rhs: SimpleFormula, formula: str, models: Sequence[str]) -> pd
             warnings.simplefilter("error", DataMismatchWarning)
             matrix = rhs.get_model_matrix(frame, context=_CONTEXT, na_action="raise")
     except Exception as e:  # the whitelist ran; any failure is the formula's
-        message = _ANSI.sub("", str(e))
         raise FormulaError(
-            f"cannot build contrasts from {formula!r}: {type(e).__name__}: "
-            f"{message.rstrip()} The models (the levels of `{MODEL}`) are {list(models)}."
+            f"cannot build contrasts from {_shown(formula)}: {type(e).__name__}: "
+            f"{_reason(e)} The models (the levels of `{MODEL}`) are {list(models)}."
         ) from e
     return matrix
 
@@ -718,7 +904,14 @@ def _weights(
     models = _model_names(cube)
     matrix = _model_matrix(rhs, formula, models)
     names = [str(c) for c in matrix.columns]
-    C = np.asarray(matrix, dtype=float)
+    try:
+        C = np.asarray(matrix, dtype=float)
+    except (TypeError, ValueError) as e:  # a coding of non-numbers that formulaic let through
+        raise FormulaError(
+            f"cannot build contrasts from {_shown(formula)}: its model matrix on the models "
+            f"{models} is not numeric ({_reason(e)}); a coding gives numeric weights, "
+            f"{_EXAMPLE_FORMULA}."
+        ) from e
     if C.shape != (len(models), len(names)) or not np.isfinite(C).all():
         raise FormulaError(
             f"{formula!r} does not give one finite row per model on the models {models}."

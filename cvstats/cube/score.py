@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -86,7 +87,7 @@ from cvstats.cube.schema import (
     SPLIT_COORDS,
     UNKNOWN_SEED,
 )
-from cvstats.errors import ArgumentError, CubeError
+from cvstats.errors import ArgumentError, CubeError, CvstatsWarning
 
 __all__ = [
     "is_score",
@@ -99,6 +100,7 @@ __all__ = [
     "SKLEARN_SCORER_RULE",
     "is_sklearn_scorer",
     "metric_direction",
+    "check_not_negated",
     "metric_range",
     "name_direction",
     "recorded_direction",
@@ -294,6 +296,84 @@ def metric_direction(
             f"negated){hint}."
         )
     return int(bool(given))
+
+
+def check_not_negated(
+    values: ArrayLike,
+    metric: str,
+    greater_is_better: bool | int,
+    *,
+    names: Sequence[str] = (),
+    stacklevel: int = 3,
+) -> int:
+    """Check a metric's direction against its values; return it (1 or 0).
+
+    The one check of :func:`from_scores`, hence of :func:`cvstats.collect` and
+    :func:`cvstats.from_cv_results`, which build their score cubes with it. First
+    :func:`metric_direction`: ``False`` for a scikit-learn scorer's name
+    (``"neg_mean_squared_error"``) is refused. Then the values: every scikit-learn
+    scorer gives greater-is-better values, a loss negated (``neg_*``, any
+    ``make_scorer(..., greater_is_better=False)``); a user who reads "False for a
+    loss" would pass ``False`` for them and reverse every verdict. Scores that are all
+    <= 0, some < 0, are usually such negated losses, but a plain callable may return a
+    loss that is negative (a log density): with ``False``, a name ``neg_*``
+    (``metric`` or one of ``names``) is refused, anything else warned of. Lazy (dask)
+    values are not read.
+
+    Parameters
+    ----------
+    values : array-like
+        The scores.
+    metric : str
+        The metric's name (the attr ``metric``).
+    greater_is_better : bool or int
+        The direction given.
+    names : sequence of str, optional
+        Other names of the metric (the cube's name, a results key).
+    stacklevel : int, default 3
+        Of the warning: 3 points at the caller of the function calling this one.
+
+    Returns
+    -------
+    int
+        1 if a larger value is better, 0 otherwise.
+
+    Raises
+    ------
+    ArgumentError
+        If ``greater_is_better`` is False for a scikit-learn scorer's name, or for a
+        ``neg_*`` name whose scores are all <= 0.
+
+    Warns
+    -----
+    CvstatsWarning
+        If ``greater_is_better`` is False for scores that are all <= 0, some < 0.
+    """
+    direction = metric_direction(
+        metric, bool(greater_is_better), sklearn_scorer=is_sklearn_scorer(metric)
+    )
+    if direction or not isinstance(values, np.ndarray | Sequence):
+        return direction
+    array = np.asarray(values, dtype=np.float64)
+    finite = array[np.isfinite(array)]
+    if not finite.size or finite.max() > 0 or not (finite < 0).any():
+        return direction
+    problem = (
+        f"`greater_is_better` is False for the metric {metric!r}, but its scores are "
+        f"all <= 0 (from {finite.min():.4g} to {finite.max():.4g}): they look like a "
+        "scikit-learn loss negated (neg_mean_squared_error, neg_log_loss, any "
+        "make_scorer(..., greater_is_better=False)), whose values are greater-is-better, and "
+        "for them that False would reverse every verdict: pass greater_is_better=True"
+    )
+    if any(str(n).startswith("neg_") for n in (metric, *names)):
+        raise ArgumentError(f"{problem}.")
+    warnings.warn(
+        f"{problem}. Ignore this only if the scorer is a plain callable that returns a loss "
+        "that is negative (e.g. a negative log density), where False is right.",
+        CvstatsWarning,
+        stacklevel=stacklevel,
+    )
+    return direction
 
 
 #: The values a scikit-learn scorer can return, by name: ``(low, high)`` (``±inf``: no bound).
@@ -848,6 +928,29 @@ def _check_direction_argument(value: Any) -> int:
     raise ArgumentError(f"`greater_is_better` must be True or False, got {value!r}.")
 
 
+def _stack_models(scores: Mapping[Any, Any], models: Any) -> tuple[np.ndarray, list[str]]:
+    """Stack a mapping model name -> per-split scores into ``(*extra, split, model)``."""
+    if models is not None:
+        raise CubeError(
+            "`models` names the columns of an array of scores; a mapping names the models by "
+            "its keys: drop `models`."
+        )
+    if not scores:
+        raise CubeError("`scores` is an empty mapping; map each model's name to its scores.")
+    names = [str(m) for m in scores]
+    if len(set(names)) != len(names):
+        raise CubeError(f"the keys of `scores` {list(scores)} do not give distinct names.")
+    arrays = [np.asarray(v) for v in scores.values()]
+    shapes = {m: a.shape for m, a in zip(names, arrays, strict=True)}
+    if len(set(shapes.values())) > 1 or arrays[0].ndim == 0:
+        raise CubeError(
+            "a mapping `scores` maps each model's name to its scores, one per split (with "
+            f"`extra_dims`, shape (*extra, split)), all of one shape; got the shapes {shapes}. "
+            "E.g. from_scores({'a': [0.81, 0.85, 0.79], 'b': [0.78, 0.80, 0.79]}, ...)."
+        )
+    return np.stack(arrays, axis=-1), names
+
+
 def _sizes(name: str, value: ArrayLike, S: int) -> np.ndarray:
     """One int per split from an int or a sequence."""
     values = np.asarray(value)
@@ -960,9 +1063,11 @@ def from_scores(
 
     Parameters
     ----------
-    scores : array-like or pandas.DataFrame
+    scores : array-like, mapping or pandas.DataFrame
         Either an array ``(*extra, split, model)`` (a DataArray's values are
-        used as they are, dask arrays stay lazy), or a tidy table with one row
+        used as they are, dask arrays stay lazy), a mapping model name -> that
+        model's scores ``(*extra, split)`` (the keys name the models, in order;
+        no ``models``), or a tidy table with one row
         per (extra..., split, model) and the columns ``split`` (int labels),
         ``model``, the score (``value``) and, optionally, per-split columns
         ``block``, ``half``, ``side``, ``replicate``, ``repeat``, ``fold``,
@@ -971,8 +1076,13 @@ def from_scores(
         appearance; with a ``design`` the splits are put in the design's order.
     greater_is_better : bool
         Required: ``True`` when a larger score is better (accuracy, ROC AUC,
-        R²), ``False`` for a loss or an error. Stored as the int attr
+        R², and every scikit-learn scorer, the negated losses ``neg_*``
+        included), ``False`` for a loss or an error. Stored as the int attr
         ``greater_is_better`` (netCDF refuses bool attrs); never guessed.
+        Checked as :func:`cvstats.collect` and :func:`cvstats.from_cv_results`
+        check it (``cvstats.cube.score.check_not_negated``): ``False`` is refused for a
+        scikit-learn scorer's name and, for scores all <= 0 (a loss negated,
+        as a rule), for a name ``neg_*``, and warned of otherwise.
     design : xarray.Dataset, optional
         A design of :mod:`cvstats.designs` whose splits the scores are on (the
         split dim in the design's order): its split coordinates, ``n_train``
@@ -1015,7 +1125,8 @@ def from_scores(
     Raises
     ------
     ArgumentError
-        If ``greater_is_better`` is not given, or not a bool.
+        If ``greater_is_better`` is not given, or not a bool, or False for a
+        scikit-learn scorer or for negated losses named ``neg_*``.
     CubeError
         For shapes that do not fit, a missing or non-finite score, sizes that
         do not fit the design, or any other schema violation.
@@ -1074,6 +1185,8 @@ def from_scores(
                 splits = per_split
         data: Any = values
     else:
+        if isinstance(scores, Mapping):
+            scores, models = _stack_models(scores, models)
         if isinstance(scores, xr.DataArray):
             scores = scores.data
         data = (
@@ -1167,8 +1280,11 @@ def from_scores(
             raise CubeError(f"`n` must be an int (the number of examples), got {n!r}.")
         base_attrs = {"design": "user", "n": int(n), "seed": UNKNOWN_SEED}
     base_attrs.update(attrs or {})
-    base_attrs[GREATER_IS_BETTER] = direction
-    base_attrs[METRIC] = name if metric is None else metric
+    label = name if metric is None else metric
+    base_attrs[GREATER_IS_BETTER] = check_not_negated(
+        data, str(label), direction, names=(name,), stacklevel=3
+    )
+    base_attrs[METRIC] = label
 
     if models is None:
         models = [f"model{i}" for i in range(n_models)]

@@ -21,6 +21,7 @@ same ``X``, ``y`` and ``groups``.
 
 from __future__ import annotations
 
+import ast
 import numbers
 import re
 import warnings
@@ -158,6 +159,69 @@ def _format_value(value: Any) -> str:
     return " ".join(str(value).split())
 
 
+#: The longest ``params`` string of a saved ``cv_results_`` that is read back as a dict.
+_PARAMS_MAX = 10_000
+
+
+def _saved_params(res: Mapping[str, Any], row: int, text: str) -> Mapping[str, Any]:
+    """Read back the ``params`` of a row of a ``cv_results_`` saved as text (e.g. a CSV).
+
+    ``DataFrame.to_csv`` writes each dict as its repr (``"{'C': 0.1}"``), read back
+    with :func:`ast.literal_eval` (literals only, nothing is evaluated); a dict
+    holding what a literal cannot spell (an estimator) is rebuilt from the row's
+    ``param_*`` columns, and failing those the text itself is the label.
+    """
+    if len(text) <= _PARAMS_MAX:
+        try:
+            value = ast.literal_eval(text.strip())
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            value = None
+        if isinstance(value, Mapping):
+            return value
+    columns = {
+        str(k)[len("param_") :]: np.asarray(v, dtype=object)[row]
+        for k, v in res.items()
+        if str(k).startswith("param_")
+    }
+    found = {k: v for k, v in columns.items() if not (isinstance(v, float) and np.isnan(v))}
+    return found or {"params": text}
+
+
+def _params(res: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Return the ``params`` of every row of a ``cv_results_``, as dicts (see _saved_params)."""
+    return [
+        p if isinstance(p, Mapping) else _saved_params(res, i, str(p))
+        for i, p in enumerate(res["params"])
+    ]
+
+
+def _numbers(values: Any, where: str) -> np.ndarray:
+    """Return per-split scores as float64; refuse anything but numbers (as from_scores does)."""
+    arr = np.asarray(values)
+    if arr.dtype.kind in "iuf":
+        return arr.astype(np.float64)
+    flat = arr.ravel()
+    bad = next(
+        (
+            v
+            for v in flat
+            if isinstance(v, str | bytes | bool | np.bool_) or not isinstance(v, numbers.Real)
+        ),
+        None,
+    )
+    held = (
+        f"holding {bad!r} of type {type(bad).__name__}"
+        if bad is not None
+        else "(numbers stored as Python objects)"
+    )
+    raise ArgumentError(
+        f"{where} must hold numbers (per-split scores), got dtype {arr.dtype} {held}; scores "
+        "are never converted from text or objects: convert the column first (e.g. "
+        "pd.to_numeric, or np.asarray(..., dtype=float) for numbers), as "
+        "cvstats.from_scores requires too."
+    )
+
+
 def _candidate_labels(params: Sequence[Mapping[str, Any]], rows: np.ndarray) -> list[str]:
     """Readable, unique labels ``"C=0.1, penalty=l2"``; a repeated one gets its row."""
     labels = [
@@ -279,11 +343,13 @@ def _read_search_table(
     n_rows = len(res["params"]) if "params" in res else len(np.asarray(res[first]))
     rows, attrs = _resolve_rows(res, n_rows, iteration, candidates, source)
     values = {
-        key: np.column_stack([np.asarray(res[cols[k]], dtype=np.float64)[rows] for k in range(S)])
+        key: np.column_stack(
+            [_numbers(res[cols[k]], f"{source}'s column {cols[k]!r}")[rows] for k in range(S)]
+        )
         for key, cols in found.items()
     }
     if "params" in res:
-        labels = _candidate_labels(list(res["params"]), rows)
+        labels = _candidate_labels(_params(res), rows)
     else:
         labels = [f"candidate {int(r)}" for r in rows]
 
@@ -311,7 +377,7 @@ def _cross_validate_keys(d: Mapping[str, Any], name: str) -> dict[str, np.ndarra
         )
     out = {}
     for key, k in keys.items():
-        arr = np.asarray(d[k], dtype=np.float64)
+        arr = _numbers(d[k], f"{name}[{k!r}]")
         if arr.ndim != 1:
             raise ArgumentError(
                 f"{name}[{k!r}] must be 1-D (one score per split), got {arr.shape}."
@@ -644,42 +710,8 @@ def _select(
             unknown=why,
             hint=f"{hint} {_MAKE_SCORER_NOTE}",
         )
-        if not direction and not sklearn:
-            _check_not_negated(table, key, name)
         out.append((key, name, label, direction))
     return out, many
-
-
-def _check_not_negated(table: _Table, key: str, name: str) -> None:
-    """Question ``greater_is_better=False`` for scores that look like negated losses.
-
-    Every scikit-learn scorer gives greater-is-better values, a loss negated
-    (``neg_mean_squared_error``, any ``make_scorer(..., greater_is_better=False)``);
-    a user who reads "MSE is an error" would pass False for them and reverse
-    every verdict. Scores that are all <= 0, some < 0, are usually such negated
-    losses, but a plain callable may return a loss that is negative (a log
-    density): a name ``neg_*`` with False is refused, anything else warned of
-    (a ``make_scorer`` scorer never comes here: its direction is known).
-    """
-    values = table.values[key]
-    finite = values[np.isfinite(values)]
-    if not finite.size or finite.max() > 0 or not (finite < 0).any():
-        return
-    problem = (
-        f"`greater_is_better` is False for the metric {name!r}, but its scores from the "
-        f"{table.source} are all <= 0 (from {finite.min():.4g} to {finite.max():.4g}): "
-        "they look like a scikit-learn loss negated (neg_mean_squared_error, neg_log_loss, "
-        "any make_scorer(..., greater_is_better=False)), whose values are greater-is-better, "
-        "and for them that False reverses every verdict: pass greater_is_better=True"
-    )
-    if name.startswith("neg_") or key.startswith("neg_"):
-        raise ArgumentError(f"{problem}.")
-    warnings.warn(
-        f"{problem}. Ignore this only if the scorer is a plain callable that returns a loss "
-        "that is negative (e.g. a negative log density), where False is right.",
-        CvstatsWarning,
-        stacklevel=4,
-    )
 
 
 # --------------------------------------------------------------------------
@@ -813,12 +845,32 @@ def _halving_design(
     return design
 
 
+def _n_from_indices(pairs: list[tuple[np.ndarray, np.ndarray]], source: str) -> int:
+    """Return the number of examples the indices use, when they use every one of 0..max.
+
+    Without ``X``/``y``/``groups``/``n`` the number of examples is read off the
+    indices only when every example from 0 to the largest index is in a training or a
+    test set (as with every K-fold splitter): an index beyond the data cannot be told
+    from a large data set otherwise, and would make every ``n``-based correction wrong.
+    """
+    used = np.unique(np.concatenate([np.concatenate([tr, te]).ravel() for tr, te in pairs]))
+    if used.size and used.dtype.kind in "iu" and used[0] >= 0 and used[-1] == used.size - 1:
+        return int(used.size)
+    top = used[-1].item() if used.size else None
+    raise ArgumentError(
+        f"the indices of the {source} do not use every example from 0 to their largest index "
+        f"{top!r} ({used.size} distinct indices), so the number of examples cannot be read "
+        "off them (an index beyond the data looks like a larger data set): pass n= the number "
+        "of examples (or X= the data) the cross-validation ran on."
+    )
+
+
 def _indices_design(table: _Table, cv: Any, X: Any, y: Any, groups: Any, n: Any) -> xr.Dataset:
     """Return the design of the returned indices; a ``cv`` given must make the same splits."""
     pairs = table.indices
     assert pairs is not None
     if X is None and y is None and groups is None and n is None:
-        n = 1 + max(int(max(np.max(tr), np.max(te))) for tr, te in pairs)
+        n = _n_from_indices(pairs, table.source)
     design = from_splitter(pairs, X, y, groups, n=n)
     if cv is not None:
         _check_reproducible(cv)
@@ -835,13 +887,65 @@ def _indices_design(table: _Table, cv: Any, X: Any, y: Any, groups: Any, n: Any)
     return design
 
 
+def _splitter_repr(cv: Any) -> str:
+    """Spell a splitter by its class and parameters (scikit-learn's repr lists them all)."""
+    return " ".join(repr(cv).split())
+
+
+def _as_splitters(cv: Any, classifier: bool, y: Any) -> list[Any] | None:
+    """Return the splitters a ``cv`` stands for: itself, or what check_cv makes of an int.
+
+    An int ``k`` is what :func:`sklearn.model_selection.check_cv` makes of it with
+    ``y``; without ``y``, ``KFold(k)`` or (for a classifier) ``StratifiedKFold(k)``.
+    None for an iterable of splits, which is not compared by its parameters.
+    """
+    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+        from sklearn.model_selection import KFold, StratifiedKFold, check_cv
+
+        if y is not None:
+            return [check_cv(int(cv), y, classifier=classifier)]
+        return [KFold(int(cv)), *([StratifiedKFold(int(cv))] if classifier else [])]
+    return [cv] if callable(getattr(cv, "split", None)) else None
+
+
+def _check_search_cv(cv: Any, search: Any, y: Any) -> None:
+    """Refuse a ``cv`` that is not the search's own splitter (class, parameters, seed).
+
+    Another splitter with the same number of splits rebuilds other splits (other
+    test sizes, other examples) and every interval would be wrong without an error.
+    Splitters are compared by class and by scikit-learn's repr, which lists every
+    parameter (``n_splits``, ``n_repeats``, ``shuffle``, ``random_state``...); an int
+    as :func:`sklearn.model_selection.check_cv` reads it (``cv`` is resolved so already).
+    """
+    from sklearn.base import is_classifier
+
+    classifier = is_classifier(search.estimator)
+    given = _as_splitters(cv, classifier, y)
+    own = _as_splitters(search.cv if search.cv is not None else 5, classifier, y)
+    if given is None or own is None:
+        return
+    if not any(
+        type(a) is type(b) and _splitter_repr(a) == _splitter_repr(b) for a in given for b in own
+    ):
+        wanted = " or ".join(_splitter_repr(c) for c in own)
+        raise DesignError(
+            f"`cv` = {_splitter_repr(cv)} is not the {type(search).__name__}'s own splitter "
+            f"{wanted}: its splits would be other splits (other sizes, other examples) than "
+            "the ones that made the scores. Drop `cv` (the search's own is used), or pass the "
+            "search whose cv made the scores."
+        )
+
+
 def _design(
     table: _Table, search: Any, cv: Any, X: Any, y: Any, groups: Any, n: Any
 ) -> xr.Dataset:
     if table.indices is not None:
         design = _indices_design(table, cv, X, y, groups, n)
     else:
+        given = cv
         cv = _resolve_cv(cv, search, y, table.source)
+        if given is not None and search is not None:
+            _check_search_cv(cv, search, y)
         _check_reproducible(cv)
         _check_sizes_known(cv, X, y, groups, n, table.source)
         design = _splitter_design(cv, X, y, groups, n, table.source)
@@ -955,14 +1059,20 @@ def from_cv_results(
     cv : splitter, optional
         The splitter that made the scores: the same class, parameters and int
         ``random_state`` (a shuffling splitter without one draws new splits at
-        every call, so it is refused). Default: the search's ``cv``; not needed
+        every call, so it is refused). Default: the search's ``cv``; with a
+        search object, a ``cv`` given must be the search's own (same class and
+        parameters, ``n_splits``, ``n_repeats``, ``shuffle`` and ``random_state``
+        included; an int ``cv`` of the search as ``check_cv`` reads it). Not needed
         with ``cross_validate`` indices (if given, it must make the same splits).
     X, y, groups : array-like, optional
         The data the scores were computed on (only their rows are counted; ``y``
         and ``groups`` are passed to ``cv.split`` as the search passed them).
     n : int, optional
         The number of examples, when ``X``/``y``/``groups`` are not given. With
-        indices and neither, ``n`` is the largest index + 1.
+        indices and neither, ``n`` is read off the indices only when they use
+        every example from 0 to the largest index (any K-fold splitter does);
+        otherwise ``n`` (or ``X``) is required: an index beyond the data cannot
+        be told from a larger data set.
     metric : str or list of str, optional
         The metric(s) to read, by their key in the results
         (``split{k}_test_{metric}``, ``test_{metric}``); default all. For
@@ -1002,11 +1112,14 @@ def from_cv_results(
     ------
     ArgumentError
         If the results hold no per-split scores, the number of examples is
-        unknown (no ``cv`` data, ``n``, nor indices), the direction of a metric
+        unknown (no ``cv`` data, ``n``, nor indices that use every example up to
+        the largest), a score is not a number (text is never converted), the
+        direction of a metric
         is unknown or contradicts a scikit-learn scorer, or ``metric``,
         ``iteration``, ``candidates`` name nothing in the results.
     DesignError
-        If the splitter cannot make the splits of the results: no int
+        If ``cv`` is not the search's own splitter, or if the splitter cannot
+        make the splits of the results: no int
         ``random_state`` while shuffling, another number of splits, data of
         another size (halving searches), indices it does not make; or if the
         models were cross-validated on different splits.

@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from cvstats.cube.checks import as_float_array, check_float_range, warn_if_zero
+from cvstats.errors import ArgumentError
 
 __all__ = ["StatArrays", "FArrays", "statistic_from_variance"]
 
@@ -52,6 +53,41 @@ class FArrays(NamedTuple):
     pvalue: NDArray[np.float64]
 
 
+def check_statistic(
+    estimate: NDArray[np.float64],
+    stderr: NDArray[np.float64],
+    statistic: NDArray[np.float64],
+    mu0: ArrayLike,
+    method: str,
+) -> None:
+    """Refuse a statistic ``(μ̂ - μ0) / se`` that overflowed float64 (a ``mu0`` off the scale).
+
+    Where the estimate and a positive standard error are finite, an infinite
+    statistic is float64 overflowing, not evidence: ``mu0`` is so far from the
+    estimate (e.g. ``1e308`` for losses near 1) that ``μ̂ - μ0`` or its ratio to
+    ``se`` exceeds the largest float64, and the p-value would be 0 by overflow.
+
+    Raises
+    ------
+    ArgumentError
+        Naming ``mu0``, an estimate and its standard error.
+    """
+    mu0 = np.asarray(mu0, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        bad = np.isinf(statistic) & np.isfinite(estimate) & np.isfinite(stderr) & (stderr > 0)
+    if not bad.any():
+        return
+    at = np.unravel_index(int(np.argmax(bad)), bad.shape)
+    given = float(np.broadcast_to(mu0, bad.shape)[at])
+    raise ArgumentError(
+        f"{method}: `mu0` = {given!r} is so far from the estimate ({float(estimate[at]):.6g}, "
+        f"standard error {float(stderr[at]):.6g}) that (estimate - mu0) / stderr overflows "
+        "float64: the statistic would be infinite and the p-value 0 by overflow, not by "
+        "evidence. Pass a mu0 on the scale of the losses (the difference or value the test "
+        "is against, e.g. 0 or 0.01)."
+    )
+
+
 def statistic_from_variance(
     estimate: ArrayLike,
     variance: ArrayLike,
@@ -86,9 +122,10 @@ def statistic_from_variance(
             values, variance, method=method, what=what, of=of, centred=centred, estimate=estimate
         )
     warn_if_zero(variance, method, what, why)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         stderr = np.sqrt(variance)
         statistic = (estimate - mu0) / stderr
+    check_statistic(estimate, stderr, statistic, mu0, method)
     df = as_float_array(df, "df", min_ndim=0)
     shape = np.broadcast_shapes(estimate.shape, stderr.shape, statistic.shape, df.shape)
     return StatArrays(

@@ -45,6 +45,7 @@ from cvstats.cube.checks import (
     check_float_range,
     difference,
 )
+from cvstats.kernels._core import check_statistic
 
 __all__ = ["NestedTerms", "bias_factor", "route_nested", "nested_terms", "nested_cv"]
 
@@ -287,8 +288,9 @@ def nested_terms(
     se_naive = np.sqrt(var_in / n)
     se_ncv = np.sqrt(np.maximum((K - 1) / K * mse, 0.0))
     stderr = np.clip(se_ncv, se_naive, np.sqrt(K) * se_naive)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         statistic = np.where(stderr > 0, (estimate - mu0) / stderr, np.nan)
+    check_statistic(estimate, stderr, statistic, mu0, "nested_cv")
     df = np.full(np.shape(estimate), np.inf)
     return NestedTerms(
         *(np.asarray(v, dtype=np.float64) for v in (estimate, stderr, statistic, df)),

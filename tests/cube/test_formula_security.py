@@ -11,6 +11,7 @@ marker was never created.
 import os
 import re
 import subprocess
+import time
 
 import numpy as np
 import pytest
@@ -340,9 +341,16 @@ def run_cli(argv, capsys):
     return status, capsys.readouterr().err
 
 
-def test_cli_table_refuses_injection(cube, tmp_path, capsys, no_exec):
+@pytest.fixture
+def saved(cube, tmp_path):
+    """The cube saved to a netCDF file (before `no_exec`: a backend may ask `uname -p`)."""
     path = tmp_path / "cube.nc"
     cvstats.save(cube, path)
+    return path
+
+
+def test_cli_table_refuses_injection(saved, tmp_path, capsys, no_exec):
+    path = saved
     marker = tmp_path / "pwned"
     formula = (
         "loss ~ C(model, contr.treatment(['a','b'][model.__class__.__init__.__globals__"
@@ -447,3 +455,121 @@ def test_fuzz_never_executes_and_only_raises_cvstats_errors(cube, tmp_path, no_e
         pass
     assert not marker.exists(), f"{formula!r} ran its command"
     assert no_exec == [], f"{formula!r} tried to start a process"
+
+
+# --------------------------------------------------------------------------
+# bounded work: a formula cannot ask formulaic for unbounded time or memory
+# --------------------------------------------------------------------------
+
+
+def refused_quickly(formula, cube, match):
+    """Assert a FormulaError matching ``match`` within a fraction of a second."""
+    start = time.perf_counter()
+    with pytest.raises(FormulaError, match=match) as info:
+        contrasts(formula, cube)
+    assert time.perf_counter() - start < 1, formula[:80]  # milliseconds, on an idle machine
+    assert len(str(info.value)) < 1200  # the message does not quote a huge formula whole
+    return str(info.value)
+
+
+@pytest.mark.parametrize("power", ["25", "40000000", "9" * 60])
+def test_exponent_is_bounded(cube, power):
+    # (a + b) ** N expands to 2 ** N products before the interactions are refused: 25
+    # took minutes, 40000000 never returned
+    formula = f"loss ~ (model + C(model, contr.helmert)) ** {power}"
+    message = refused_quickly(formula, cube, "MAX_EXPONENT")
+    assert "above 10" in message
+    # a single term to a huge power: formulaic multiplies it N times
+    refused_quickly(f"loss ~ C(model) ^ {power}", cube, "MAX_EXPONENT")
+
+
+def test_products_of_terms_are_bounded(cube):
+    four = "(model + C(model) + C(model, contr.sum) + C(model, contr.helmert))"
+    message = refused_quickly(f"loss ~ {four} ** 6", cube, "MAX_TERMS")
+    assert "up to 4096 terms" in message
+    refused_quickly(f"loss ~ {four} * {four} * {four} * {four} * {four}", cube, "MAX_TERMS")
+    # a sum of thousands of terms (formulaic's work grows as their square)
+    message = refused_quickly("loss ~ " + " + ".join(["model"] * 1500), cube, "MAX_TERMS")
+    assert "one per coding" in message
+    # small powers stay what formulaic makes of them
+    assert contrasts("loss ~ model ** 3", cube).sizes["contrast"] == 3
+
+
+def test_formula_length_is_bounded(cube):
+    from cvstats.cube.formula import MAX_FORMULA_LENGTH
+
+    levels = ", ".join(f"'level{i}'" for i in range(MAX_FORMULA_LENGTH // 8))
+    formula = f"loss ~ C(model, levels=[{levels}])"
+    assert len(formula) > MAX_FORMULA_LENGTH
+    message = refused_quickly(formula, cube, f"longer than {MAX_FORMULA_LENGTH} characters")
+    assert f"({len(formula)} characters)" in message
+    # within the bound: a coding matrix of 3 models with long weights is read
+    weight = "0." + "1" * 1500
+    rows = f"[{weight}, 0], [0, {weight}], [0, 0]"
+    formula = f"loss ~ C(model, contr.custom([{rows}]))"
+    assert 3000 < len(formula) <= MAX_FORMULA_LENGTH
+    assert contrasts(formula, cube).sizes["contrast"] == 3
+
+
+def test_literal_values_are_bounded(cube):
+    from cvstats.cube.formula import MAX_FORMULA_LENGTH, MAX_LITERAL_VALUES
+
+    row = ", ".join(["0"] * (MAX_LITERAL_VALUES // 3 + 1))
+    formula = f"loss ~ C(model, contr.custom([[{row}], [{row}], [{row}]]))"
+    assert len(formula) < MAX_FORMULA_LENGTH  # refused for its values, not its length
+    refused_quickly(formula, cube, f"more than {MAX_LITERAL_VALUES} values")
+
+
+@pytest.mark.parametrize(
+    "rhs",
+    [
+        "C(model, [['x', 'y'], ['z', 'w'], ['u', 'v']])",
+        "C(model, contrasts=[[1, 0], [0, 'one'], [0, 0]])",
+        "C(model, contr.custom([['p', 1], [0, 1], [0, 0]]))",
+        "C(model, contr.poly(scores=['low', 'mid', 'high']))",
+    ],
+)
+def test_coding_of_non_numbers_is_a_formula_error(cube, marker, rhs):
+    # used to be pandas' "could not convert string to float" from the model matrix
+    assert_refused(f"loss ~ {rhs}", cube, marker, match="are numbers|holds numbers")
+
+
+def test_cli_refuses_blow_ups_in_one_line(cube, tmp_path, capsys):
+    path = tmp_path / "cube.nc"
+    cvstats.save(cube, path)
+    for formula, part in [
+        ("loss ~ (model + C(model, contr.helmert)) ** 30000000", "MAX_EXPONENT"),
+        ("loss ~ C(model, [['q', 'r'], ['s', 't'], ['v', 'w']])", "coding matrix"),
+    ]:
+        start = time.perf_counter()
+        status, message = run_cli(["table", str(path), "--formula", formula], capsys)
+        assert time.perf_counter() - start < 5  # reading the cube included
+        assert status != 0 and part in message
+        assert "Traceback" not in message
+
+
+def test_failures_inside_formulaic_keep_their_reason(cube, monkeypatch):
+    import cvstats.cube.formula as formula_module
+
+    def fail(*args, **kwargs):
+        raise LookupError()  # no message at all
+
+    monkeypatch.setattr(formula_module, "Formula", fail)
+    with pytest.raises(FormulaError, match="cannot parse the formula 'loss ~ model': LookupError"):
+        contrasts("loss ~ model", cube)
+
+
+@pytest.mark.parametrize("signal", [KeyboardInterrupt, SystemExit])
+def test_interrupts_inside_formulaic_go_through(cube, monkeypatch, signal):
+    import cvstats.cube.formula as formula_module
+
+    def interrupted(*args, **kwargs):
+        raise signal()
+
+    monkeypatch.setattr(formula_module, "Formula", interrupted)
+    with pytest.raises(signal):
+        contrasts("loss ~ model", cube)
+    monkeypatch.undo()
+    monkeypatch.setattr(formula_module, "tokenize", interrupted)
+    with pytest.raises(signal):
+        contrasts("loss ~ model", cube)

@@ -16,7 +16,7 @@ import pytest
 import xarray as xr
 
 import cvstats
-from cvstats import ArgumentError, CubeError, FormulaError, StorageError, designs
+from cvstats import ArgumentError, CubeError, CvstatsWarning, FormulaError, StorageError, designs
 from cvstats.cube import (
     from_scores,
     in_test,
@@ -714,3 +714,48 @@ def test_recorded_direction_of_cubes_and_estimates():
     assert recorded_direction({}, "custom") is None
     with pytest.raises(CubeError, match="must be 1"):
         recorded_direction({"greater_is_better": "yes"})
+
+
+def test_from_scores_checks_negated_losses_as_collect_and_from_cv_results():
+    # one check for the three readers of scores (cvstats.cube.score.check_not_negated):
+    # False for a scikit-learn scorer's name, or for negated losses named neg_*, would
+    # reverse every verdict
+    d = designs.kfold(N, K=4, seed=1)
+    rmse = np.random.default_rng(7).uniform(0.4, 0.9, size=(4, 2))
+    for metric in ("neg_root_mean_squared_error", "neg_log_loss"):
+        with pytest.raises(ArgumentError, match="every scikit-learn scorer is greater-is-better"):
+            from_scores(-rmse, design=d, metric=metric, greater_is_better=False)
+        assert (
+            from_scores(-rmse, design=d, metric=metric, greater_is_better=True).attrs[
+                "greater_is_better"
+            ]
+            == 1
+        )
+    # a neg_* name scikit-learn does not know: refused on values that are all <= 0
+    with pytest.raises(ArgumentError, match="metric 'neg_rmse'.*all <= 0.*reverse every"):
+        from_scores(-rmse, design=d, name="neg_rmse", greater_is_better=False)
+    # any other name: warned of (a plain callable may return a negative loss)
+    with pytest.warns(CvstatsWarning, match="metric 'rmse'.*all <= 0.*negative log density"):
+        cube = from_scores(-rmse, design=d, name="rmse", greater_is_better=False)
+    assert cube.attrs["greater_is_better"] == 0
+    # the loss itself, lower is better: accepted silently
+    assert (
+        from_scores(rmse, design=d, name="rmse", greater_is_better=False).attrs[
+            "greater_is_better"
+        ]
+        == 0
+    )
+
+
+def test_from_scores_takes_a_mapping_of_models():
+    d = designs.kfold(N, K=3, seed=2)
+    per_model = {"forest": [0.71, 0.74, 0.69], "ridge": np.array([0.66, 0.70, 0.72])}
+    cube = from_scores(per_model, design=d, name="accuracy", greater_is_better=True)
+    assert cube.model.values.tolist() == ["forest", "ridge"]
+    np.testing.assert_array_equal(cube.values, np.column_stack(list(per_model.values())))
+    with pytest.raises(CubeError, match="a mapping names the models by its keys"):
+        from_scores(per_model, design=d, models=["a", "b"], greater_is_better=True)
+    with pytest.raises(CubeError, match=r"all of one shape; got the shapes .*'ridge': \(2,\)"):
+        from_scores(
+            {"forest": [0.7, 0.7, 0.7], "ridge": [0.6, 0.7]}, design=d, greater_is_better=True
+        )

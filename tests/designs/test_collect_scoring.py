@@ -38,7 +38,7 @@ import cvstats
 from cvstats import designs
 from cvstats.cube import is_greater_better, scores_from_losses
 from cvstats.designs.collect import collect
-from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError
+from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, CvstatsWarning
 
 N = 120
 
@@ -539,3 +539,27 @@ def test_progress_bar_counts_fits(cancer, design, capsys):
     err = capsys.readouterr().err
     J = design.sizes["split"]
     assert "collect" in err and f"{2 * J}/{2 * J}" in err
+
+
+def test_plain_callable_of_negated_values_with_false_is_checked_as_everywhere(cancer, design):
+    # collect builds its score cubes with from_scores, so it runs the one negated-loss check
+    # of from_scores and from_cv_results (cvstats.cube.score.check_not_negated)
+    X, y = cancer
+
+    def neg_error(estimator, X_test, y_test):  # a loss negated, like scikit-learn's neg_*
+        return -float(np.mean(estimator.predict(X_test) != y_test)) - 0.01
+
+    with pytest.raises(ArgumentError, match="metric 'neg_error'.*all <= 0.*reverse every"):
+        collect(
+            _learners(), X, y, design, scoring=neg_error, greater_is_better=False, progress=False
+        )
+
+    def minus_error(estimator, X_test, y_test):
+        return neg_error(estimator, X_test, y_test)
+
+    # another name: a plain callable may return a negative loss, so it is warned of
+    with pytest.warns(CvstatsWarning, match="metric 'minus_error'.*all <= 0"):
+        cube = collect(
+            _learners(), X, y, design, scoring=minus_error, greater_is_better=False, progress=False
+        )
+    assert cube.attrs["greater_is_better"] == 0

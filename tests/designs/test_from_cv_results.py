@@ -403,10 +403,14 @@ def test_error_results_without_split_columns(grid_kfold):
 
 def test_error_splitter_does_not_match(grid_kfold):
     search, _ = grid_kfold
-    with pytest.raises(DesignError, match="random_state = None.*int random_state"):
+    with pytest.raises(DesignError, match="not the GridSearchCV's own splitter"):
         from_cv_results(search, cv=ms.KFold(5, shuffle=True), X=X)
+    with pytest.raises(DesignError, match="random_state = None.*int random_state"):
+        from_cv_results(search.cv_results_, cv=ms.KFold(5, shuffle=True), X=X, metric="roc_auc")
     with pytest.raises(DesignError, match="makes 4 splits but .* hold 5"):
-        from_cv_results(search, cv=ms.KFold(4, shuffle=True, random_state=0), X=X)
+        from_cv_results(
+            search.cv_results_, cv=ms.KFold(4, shuffle=True, random_state=0), X=X, metric="roc_auc"
+        )
     run = ms.cross_validate(logreg(), X, Y, cv=ms.KFold(3), return_indices=True)
     with pytest.raises(DesignError, match="does not make the splits of the returned indices"):
         from_cv_results(
@@ -612,3 +616,83 @@ def test_default_score_when_the_grid_swaps_the_final_estimator():
     with pytest.raises(ArgumentError, match="own `score` method.*not all a classifier") as err:
         from_cv_results(search, X=X)
     assert "custom scorer" not in str(err.value)
+
+
+def test_error_cv_other_than_the_search_s_own():
+    # another splitter with the search's number of splits rebuilt other splits silently
+    own = ms.ShuffleSplit(n_splits=4, test_size=0.15, random_state=3)
+    search = ms.GridSearchCV(logreg(), {"C": [0.05, 2.0]}, cv=own, scoring="roc_auc").fit(X, Y)
+    for other in (
+        ms.ShuffleSplit(n_splits=4, test_size=0.4, random_state=3),  # other sizes
+        ms.ShuffleSplit(n_splits=4, test_size=0.15, random_state=4),  # another seed
+        ms.KFold(4, shuffle=True, random_state=3),  # another class
+    ):
+        with pytest.raises(DesignError, match="own splitter ShuffleSplit.*test_size=0.15") as e:
+            from_cv_results(search, cv=other, X=X, y=Y)
+        assert " ".join(repr(other).split()) in str(e.value)  # both named
+    # an int: the StratifiedKFold check_cv makes of it, not the search's ShuffleSplit
+    with pytest.raises(DesignError, match="StratifiedKFold\\(n_splits=4.*own splitter Shuffle"):
+        from_cv_results(search, cv=4, X=X, y=Y)
+    # the same splitter (another instance): accepted, the search's splits
+    same = from_cv_results(
+        search, cv=ms.ShuffleSplit(n_splits=4, test_size=0.15, random_state=3), X=X, y=Y
+    )
+    np.testing.assert_array_equal(same.n_test.values, [23] * 4)
+    check_design(same, *splitter_masks(own))
+    # an int cv: what check_cv makes of it for a classifier, StratifiedKFold(k)
+    search = ms.GridSearchCV(logreg(), {"C": [0.05, 2.0]}, cv=4).fit(X, Y)
+    cube = from_cv_results(search, cv=ms.StratifiedKFold(4), X=X, y=Y)
+    check_design(cube, *splitter_masks(ms.StratifiedKFold(4)))
+    assert from_cv_results(search, cv=4, X=X, y=Y).identical(cube)
+    with pytest.raises(DesignError, match="own splitter StratifiedKFold"):
+        from_cv_results(search, cv=ms.KFold(4), X=X, y=Y)  # check_cv stratifies: not this
+    with pytest.raises(DesignError, match="StratifiedKFold\\(n_splits=4, random_state=None"):
+        from_cv_results(search, cv=ms.StratifiedKFold(4, shuffle=True, random_state=0), X=X, y=Y)
+    with pytest.raises(DesignError, match="own splitter"):
+        from_cv_results(search, cv=ms.RepeatedKFold(n_splits=2, n_repeats=2, random_state=0), X=X)
+
+
+def test_error_indices_beyond_the_data_without_n():
+    run = ms.cross_validate(logreg(), X, Y, cv=ms.KFold(4), return_indices=True)
+    assert from_cv_results(run, greater_is_better=True).attrs["n"] == N  # every index used
+    test = [t.copy() for t in run["indices"]["test"]]
+    test[2][-1] = 250_003  # one test index beyond the 150 examples
+    bad = {**run, "indices": {"train": run["indices"]["train"], "test": test}}
+    with pytest.raises(ArgumentError, match="largest index 250003.*pass n= the number"):
+        from_cv_results(bad, greater_is_better=True)
+    with pytest.raises(DesignError):  # with the number of examples: the index is out of range
+        from_cv_results(bad, n=N, greater_is_better=True)
+
+
+def test_error_scores_given_as_text():
+    # from_scores refuses strings; so do the readers of scikit-learn's results
+    run = ms.cross_validate(logreg(), X, Y, cv=ms.KFold(3), return_indices=True)
+    text = {**run, "test_score": np.array([f"{v:.3f}" for v in run["test_score"]])}
+    with pytest.raises(ArgumentError, match="results\\['test_score'\\] must hold numbers.*str"):
+        from_cv_results(text, greater_is_better=True)
+    search = ms.GridSearchCV(logreg(), {"C": [0.05, 2.0]}, cv=ms.KFold(3)).fit(X, Y)
+    res = dict(search.cv_results_)
+    res["split1_test_score"] = res["split1_test_score"].astype(object)
+    res["split1_test_score"][1] = "0.875"
+    with pytest.raises(ArgumentError, match="'split1_test_score' must hold numbers.*'0.875'"):
+        from_cv_results(res, cv=ms.KFold(3), X=X, metric="accuracy")
+
+
+def test_cv_results_saved_as_csv(tmp_path):
+    # the docs say a saved cv_results_ works: its `params` column comes back as text
+    cv = ms.StratifiedKFold(3, shuffle=True, random_state=5)
+    grid = {"C": [0.03, 3.0], "fit_intercept": [True, False]}
+    search = ms.GridSearchCV(logreg(), grid, cv=cv, scoring="average_precision").fit(X, Y)
+    path = tmp_path / "cv_results.csv"
+    pd.DataFrame(search.cv_results_).to_csv(path)
+    saved = pd.read_csv(path)
+    assert isinstance(saved["params"][0], str)
+    cube = from_cv_results(saved, cv=cv, X=X, y=Y, metric="average_precision")
+    direct = from_cv_results(search, X=X, y=Y)
+    assert cube.model.values.tolist() == direct.model.values.tolist()
+    assert cube.model.values.tolist()[1] == "C=0.03, fit_intercept=False"
+    np.testing.assert_array_equal(cube.values, direct.values)
+    # params a literal cannot spell (an estimator): the param_* columns label the rows
+    saved["params"] = [f"{{'C': {c}, 'est': LogisticRegression()}}" for c in saved["param_C"]]
+    labels = from_cv_results(saved, cv=cv, X=X, y=Y, metric="average_precision").model
+    assert labels.values.tolist()[0] == "C=0.03, fit_intercept=True"

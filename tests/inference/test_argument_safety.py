@@ -81,3 +81,26 @@ def test_bayesian_in_range_rescaling_keeps_the_probabilities():
     base = cvstats.bayesian_correlated_t(cube, rope=0.01)
     scaled = cvstats.bayesian_correlated_t(cube * 1e6, rope=0.01 * 1e6)
     np.testing.assert_allclose(np.asarray(scaled.p_rope), np.asarray(base.p_rope), rtol=1e-9)
+
+
+@pytest.mark.parametrize("mu0", [-1e308, 7e307, np.finfo(np.float64).max])
+@pytest.mark.parametrize(
+    "method, cube",
+    [
+        ("corrected_resampled_t", lambda: cvstats.pairwise(_nb_cube())),
+        ("holdout_t", lambda: cvstats.pairwise(_holdout_cube())),
+        ("resampled_t", lambda: _nb_cube()),
+    ],
+)
+def test_mu0_that_overflows_the_statistic_is_an_error(method, cube, mu0):
+    # (estimate - mu0) / stderr beyond float64 gave statistic -inf and p = 0, no error
+    with pytest.raises(ArgumentError, match=r"`mu0` = .* overflows float64.*scale of the losses"):
+        getattr(cvstats, method)(cube(), mu0=mu0)
+
+
+def test_mu0_far_but_representable_gives_the_exact_statistic():
+    # a finite statistic is the test's answer, however far mu0 is: kept
+    res = cvstats.corrected_resampled_t(cvstats.pairwise(_nb_cube()), mu0=1e200)
+    expected = (res.estimate.values - 1e200) / res.stderr.values
+    np.testing.assert_allclose(res.statistic.values, expected, rtol=1e-12)
+    assert np.isfinite(res.statistic.values).all()
