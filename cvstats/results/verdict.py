@@ -419,8 +419,13 @@ def posterior_sentence(
     cred = f"{level:g}% credible interval {shown}"
     cred += CLIPPED if bool(row.get("ci_clipped", False)) else ""
     a, b = pair if pair is not None else (readable_label(label, weights), "")
-    width = _num(abs(q.scale(max(abs(rope[0]), abs(rope[1])))), decimals)
     unit = " points" if q.points else ""
+    if rope[0] == -rope[1]:
+        within = f"±{_num(abs(q.scale(rope[1])), decimals)}{pct or unit}"
+    else:  # an asymmetric rope: its two ends, in the order of the values shown
+        lo, hi = sorted(q.bounds(*rope))
+        within = f"[{_num(lo, decimals)}{pct}, {_num(hi, decimals)}{pct}]{'' if pct else unit}"
+    no_rope = rope[0] == rope[1] == 0  # the default: no region of practical equivalence
     left_better = not q.higher_is_better  # left of the rope: a − b < rope[0]
     probs = {
         "left": float(row["p_left"]),
@@ -430,20 +435,26 @@ def posterior_sentence(
     if pair is not None:
         names = {
             "left": f"{a if left_better else b} better",
-            "rope": f"equivalent within ±{width}{unit}",
+            "rope": f"equivalent within {within}",
             "right": f"{b if left_better else a} better",
         }
         said = f"{a} − {b}: posterior mean {_num(mean, decimals)}{unit}"
     else:
         names = {
             "left": "below the rope",
-            "rope": f"within ±{width}{unit}",
+            "rope": f"within {within}",
             "right": "above the rope",
         }
+        if no_rope:
+            names.update(left="below 0", right="above 0")
         said = f"{a}: posterior mean {q.amount(row['mean'], decimals)}"
     # the regions in the order of the values shown (a negated loss shows them reversed)
     order = ("right", "rope", "left") if q.negated else ("left", "rope", "right")
+    if no_rope:  # an empty rope has probability 0: said once, not as a region
+        order = tuple(k for k in order if k != "rope")
     odds = ", ".join(f"P({names[k]}) = {probs[k]:.2f}" for k in order)
+    if no_rope:
+        odds += " (no rope: pass rope= for practical equivalence)"
     best = max(probs, key=lambda k: probs[k])
     if probs[best] >= 0.95:
         decision = f"decision: {names[best]} (probability at least 0.95)"

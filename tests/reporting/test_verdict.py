@@ -577,3 +577,23 @@ def test_review_cases_of_the_new_notes_and_short_names():
     odd = score_cube(d, seed=14, name="test-auc")
     verdict = str(cvstats.compare(odd).verdict())
     assert "cvstats.compare(cvstats.pairwise(cube))." in verdict and "~ model" not in verdict
+
+
+def test_bayesian_verdict_ropes_empty_and_asymmetric():
+    # the default rope is empty: not a region "within ±0.0"; an asymmetric rope is shown by
+    # its two ends, not as ±(the larger end)
+    d = designs.kfold(120, K=6, repeats=2, seed=9)
+    rng = np.random.default_rng(9)
+    errors = (rng.random((d.sizes["split"], 120, 2)) < np.array([0.2, 0.3])).astype(float)
+    cube = cvstats.from_arrays(errors, design=d, models=["p", "q"], name="zero_one")
+    diff = cvstats.pairwise(cube)
+    plain = str(cvstats.bayesian_correlated_t(diff).verdict())
+    assert "±0" not in plain and "equivalent" not in plain
+    assert "(no rope: pass rope= for practical equivalence)" in plain
+    res = cvstats.bayesian_correlated_t(diff, rope=(-0.03, 0.01))
+    text = str(res.verdict())
+    assert "P(equivalent within [−3, 1] points) = " in text
+    p_rope = float(res.p_rope.squeeze())
+    assert f"within [−3, 1] points) = {p_rope:.2f}" in text
+    level = str(cvstats.bayesian_correlated_t(cube.sel(model=["p"]), rope=(0.1, 0.25)).verdict())
+    assert "P(within [10%, 25%]) = " in level
