@@ -42,6 +42,7 @@ from cvstats.cube.files import check_suffix, save_dataset
 from cvstats.errors import ArgumentError, CvstatsError, StorageError
 from cvstats.reporting.compare import compare
 from cvstats.reporting.describe import describe
+from cvstats.reporting.multiplicity import check_adjust
 from cvstats.studies.cli import DefaultsHelpFormatter, add_study_parser
 
 __all__ = ["main", "describe"]
@@ -216,6 +217,10 @@ def _check_table_options(args: argparse.Namespace) -> None:
         raise _renamed(e, {"alpha": "--alpha"}) from e
     if args.precision < 1:
         raise ArgumentError(f"`--precision` must be an int >= 1, got {args.precision}.")
+    try:
+        check_adjust(None if args.adjust == "none" else args.adjust)
+    except ArgumentError as e:
+        raise _renamed(e, {"adjust": "--adjust"}) from e
     unknown = [m for m in args.methods or () if m not in METHODS]
     if unknown:
         raise ArgumentError(
@@ -244,12 +249,22 @@ def _table(args: argparse.Namespace) -> int:
 
     _check_table_options(args)
     cube = _open(args.cube)
-    options = {"methods": args.methods, "mu0": args.mu0, "alpha": args.alpha}
-    if args.pairwise:
-        table = compare(pairwise(cube), **options, target=args.target)
-    else:
-        formula = f"{cube.name} ~ model" if args.formula is None else args.formula
-        table = compare(formula, cube, **options, target=args.target)
+    options = {
+        "methods": args.methods,
+        "mu0": args.mu0,
+        "alpha": args.alpha,
+        "adjust": None if args.adjust == "none" else args.adjust,
+        "n1": args.n1,
+        "n2": args.n2,
+    }
+    try:
+        if args.pairwise:
+            table = compare(pairwise(cube), **options, target=args.target)
+        else:
+            formula = f"{cube.name} ~ model" if args.formula is None else args.formula
+            table = compare(formula, cube, **options, target=args.target)
+    except ArgumentError as e:
+        raise _renamed(e, {"n1": "--n1", "n2": "--n2"}) from e
     if args.format == "text":
         print(table.summary(precision=args.precision).as_text())
     elif args.format == "latex":
@@ -336,6 +351,19 @@ def _parser() -> argparse.ArgumentParser:
         default="learner",
         help="the error inferred: of the learning algorithms (unconditional) or of the models "
         "trained on these data (conditional)",
+    )
+    table.add_argument(
+        "--adjust",
+        default="holm",
+        metavar="METHOD",
+        help="adjustment of the p-values for multiple comparisons: a statsmodels multipletests "
+        "method (holm, bonferroni, hochberg, fdr_bh, ...) or none (default: holm)",
+    )
+    table.add_argument(
+        "--n1", type=int, default=None, help="training size for the methods that take it"
+    )
+    table.add_argument(
+        "--n2", type=int, default=None, help="test size for the methods that take it"
     )
     table.add_argument(
         "--format",

@@ -224,6 +224,9 @@ class Evidence:
         Training size the estimand refers to.
     target : {"learner", "model"}
         What the method's variance is valid for.
+    adjusted : str
+        Empty, or the name of the multiple-comparison adjustment ``pvalue``
+        went through (``"Holm"``): the sentence then says "Holm-adjusted p".
     """
 
     estimate: float
@@ -235,6 +238,7 @@ class Evidence:
     alpha: float
     n1: int
     target: str
+    adjusted: str = ""
 
     @property
     def significant(self) -> bool:
@@ -305,9 +309,12 @@ def _interval_text(ev: Evidence, q: Quantity, decimals: int, level: float, unit:
 
 
 def _details(ev: Evidence, q: Quantity, decimals: int) -> str:
+    p = pvalue_text(ev.pvalue, ev.alpha)
+    if p and ev.adjusted:
+        p = f"{ev.adjusted}-adjusted {p}"
     parts = [
         _interval_text(ev, q, decimals, 100 * (1 - ev.alpha)),
-        ", ".join(p for p in (short_title(ev.method), pvalue_text(ev.pvalue, ev.alpha)) if p),
+        ", ".join(p for p in (short_title(ev.method), p) if p),
     ]
     return "; ".join(p for p in parts if p)
 
@@ -489,15 +496,24 @@ def result_verdict(result: Any) -> Verdict:
 
 
 def row_sentence(
-    result: Any, row: Mapping[str, Any], label: str, w: str | None, q: Quantity
+    result: Any,
+    row: Mapping[str, Any],
+    label: str,
+    w: str | None,
+    q: Quantity,
+    *,
+    adjusted: str = "",
 ) -> str:
-    """Return the sentence of one row of a result's frame."""
+    """Return the sentence of one row of a result's frame.
+
+    ``adjusted``: the name of the adjustment the row's p-value went through, if any.
+    """
     if "p_rope" in row:
         return posterior_sentence(label, w, row, q, alpha=result.alpha, rope=result.rope)
-    return contrast_sentence(label, w, evidence_of(result, row), q)
+    return contrast_sentence(label, w, evidence_of(result, row, adjusted=adjusted), q)
 
 
-def evidence_of(result: Any, row: Mapping[str, Any]) -> Evidence:
+def evidence_of(result: Any, row: Mapping[str, Any], *, adjusted: str = "") -> Evidence:
     """Return the :class:`Evidence` of one row of a test result's frame."""
     return Evidence(
         float(row["estimate"]),
@@ -509,6 +525,7 @@ def evidence_of(result: Any, row: Mapping[str, Any]) -> Evidence:
         float(result.alpha),
         int(result.n1),
         str(result.target),
+        adjusted,
     )
 
 
