@@ -180,7 +180,8 @@ class ComparisonTable:
             frame = _comparison_frame(res)
             dims = dims or [c for c in frame.columns if c not in FRAME_COLUMNS]
             frame["pvalue_raw"] = frame["pvalue"]
-            frame["pvalue"] = _comparison_frame(shown[name])["pvalue"].to_numpy()
+            if name in self.adjusted:
+                frame["pvalue"] = _comparison_frame(shown[name])["pvalue"].to_numpy()
             frame["method"] = name
             if self.target == "learner":
                 frame["note"] = METHODS[name].flag
