@@ -644,8 +644,8 @@ def compare(
     """
     if target not in TARGETS:
         raise ArgumentError(f"`target` must be one of {list(TARGETS)}, got {target!r}.")
+    cube, described, facts = _resolve_cube(formula, data)  # (a formula checked before any import)
     adjust = check_adjust(adjust)
-    cube, described, facts = _resolve_cube(formula, data)
     options: dict[str, Any] = {"mu0": mu0, "alpha": alpha, "alternative": alternative}
     sizes = _given_sizes(cube, n1, n2)
     own = []  # a cube of models, as it is: each model's own score is tested, not a difference
