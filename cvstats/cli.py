@@ -248,12 +248,22 @@ def _table(args: argparse.Namespace) -> int:
 
     _check_table_options(args)
     cube = _open(args.cube)
-    options = {"methods": args.methods, "mu0": args.mu0, "alpha": args.alpha}
-    if args.pairwise:
-        table = compare(pairwise(cube), **options, target=args.target)
-    else:
-        formula = f"{cube.name} ~ model" if args.formula is None else args.formula
-        table = compare(formula, cube, **options, target=args.target)
+    options = {
+        "methods": args.methods,
+        "mu0": args.mu0,
+        "alpha": args.alpha,
+        "adjust": None if args.adjust == "none" else args.adjust,
+        "n1": args.n1,
+        "n2": args.n2,
+    }
+    try:
+        if args.pairwise:
+            table = compare(pairwise(cube), **options, target=args.target)
+        else:
+            formula = f"{cube.name} ~ model" if args.formula is None else args.formula
+            table = compare(formula, cube, **options, target=args.target)
+    except ArgumentError as e:
+        raise _renamed(e, {"adjust": "--adjust", "n1": "--n1", "n2": "--n2"}) from e
     if args.format == "text":
         print(table.summary(precision=args.precision).as_text())
     elif args.format == "latex":
@@ -373,6 +383,19 @@ def _parser() -> argparse.ArgumentParser:
         default="learner",
         help="the error inferred: of the learning algorithms (unconditional) or of the models "
         "trained on these data (conditional)",
+    )
+    table.add_argument(
+        "--adjust",
+        default="holm",
+        metavar="METHOD",
+        help="adjustment of the p-values for multiple comparisons: a statsmodels multipletests "
+        "method (holm, bonferroni, hochberg, fdr_bh, ...) or none (default: holm)",
+    )
+    table.add_argument(
+        "--n1", type=int, default=None, help="training size for the methods that take it"
+    )
+    table.add_argument(
+        "--n2", type=int, default=None, help="test size for the methods that take it"
     )
     table.add_argument(
         "--format",

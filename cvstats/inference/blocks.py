@@ -321,10 +321,18 @@ class BlockSizes:
     the splits agree). ``equal`` says whether the block has one test size ``n2``
     — for a k-fold main block, up to the rounding of ``n`` into ``K`` folds
     (folds differing by one example at most) — and ``n2_min``, ``n2_max`` give
-    the range. Methods whose formula uses one ``n1`` and one ``n2`` (the
-    Nadeau–Bengio corrections, ``ρ0 = n2/n``) read ``equal`` and refuse a block
-    without one size unless the caller states the sizes (:func:`check_one_size`);
-    the others use the sizes for reporting only.
+    the range. ``mean_n1`` and ``mean_n2`` are the means over the block's splits.
+
+    Methods whose formula uses one ``n1`` and one ``n2`` (the Nadeau–Bengio
+    corrections, ``ρ0 = n2/n``) read :attr:`correction`: the block's one size;
+    for a k-fold main block whose folds differ by more than one example (e.g.
+    ``GroupKFold`` on groups of unequal size), the mean sizes, which are exact
+    because every repeat partitions the examples (validation checks it): the
+    mean test size is ``n/K`` and, with each fold trained on the others, the
+    mean training size ``n - n/K``, so ``n2/n1 = 1/(K - 1)`` as for folds of
+    one size (Bouckaert & Frank 2004). Other blocks without one size are
+    refused unless the caller states the sizes (:func:`check_one_size`). The
+    other methods use the sizes for reporting only.
     """
 
     n1: int
@@ -335,6 +343,27 @@ class BlockSizes:
     n2_max: int
     block: str
     kfold: bool
+    mean_n1: float
+    mean_n2: float
+
+    @property
+    def correction(self) -> tuple[float, float] | None:
+        """``(n1, n2)`` for the Nadeau–Bengio correction, or None when the block has none.
+
+        The one size (the medians) when the splits agree; the mean sizes of a
+        k-fold partition whose folds differ (:attr:`partition_means`); None for
+        other blocks of several test sizes (the caller must state them).
+        """
+        if self.equal:
+            return float(self.n1), float(self.n2)
+        if self.partition_means:
+            return self.mean_n1, self.mean_n2
+        return None
+
+    @property
+    def partition_means(self) -> bool:
+        """Whether the correction uses the mean sizes: a k-fold partition of unequal folds."""
+        return self.kfold and not self.equal
 
 
 def block_sizes(cube: xr.DataArray, block: str, method: str) -> BlockSizes:
@@ -383,6 +412,8 @@ def block_sizes(cube: xr.DataArray, block: str, method: str) -> BlockSizes:
         n2_max=int(n2.max()),
         block=block,
         kfold=kfold,
+        mean_n1=float(np.mean(n1)),
+        mean_n2=float(np.mean(n2)),
     )
     if cache is not None:
         cache[key] = sizes
@@ -427,8 +458,10 @@ def check_one_size(
     """Refuse blocks without one test size, unless the caller states ``n1`` and ``n2``.
 
     For the methods whose formula uses one ``n1`` and one ``n2``; see
-    :class:`BlockSizes` for what counts as one size. ``known``: the sizes of one
-    of the blocks, already read (not read again).
+    :class:`BlockSizes` for what counts as one size (a k-fold partition of
+    unequal folds has exact mean sizes, :attr:`BlockSizes.correction`, and
+    passes). ``known``: the sizes of one of the blocks, already read (not read
+    again).
 
     Raises
     ------
@@ -443,7 +476,7 @@ def check_one_size(
             sizes = known
         else:
             sizes = block_sizes(cube, block, method)
-        if not sizes.equal:
+        if sizes.correction is None:
             raise unequal_sizes_error(sizes, method)
 
 

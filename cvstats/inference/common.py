@@ -9,7 +9,7 @@ from __future__ import annotations
 import numbers
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 import xarray as xr
@@ -20,10 +20,13 @@ from cvstats.cube.apply import apply_kernel
 from cvstats.cube.checks import validate_alpha, validate_alternative
 from cvstats.cube.score import examples_refusal, is_score
 from cvstats.errors import ArgumentError, CubeError, DesignError
+from cvstats.inference.blocks import BlockSizes
 from cvstats.inference.registry import MethodSpec, time_order_refusal
 from cvstats.results import InferenceResult
 
 __all__ = [
+    "correction_sizes",
+    "reported_size",
     "renamed_option",
     "Options",
     "check_options",
@@ -35,6 +38,9 @@ __all__ = [
     "finish_test",
     "resolve_size",
 ]
+
+#: A size from the cube: an int, or a float for the mean sizes of a k-fold partition.
+_Size = TypeVar("_Size", int, float)
 
 
 class Options(NamedTuple):
@@ -102,7 +108,7 @@ def check_not_time_ordered(cube: xr.DataArray, method: str) -> None:
         raise DesignError(problem)
 
 
-def check_sizes(cube: xr.DataArray, n1: int, n2: int) -> tuple[int, int]:
+def check_sizes(cube: xr.DataArray, n1: float, n2: float) -> tuple[float, float]:
     """Check ``n1 + n2`` against the cube's ``n`` (for user overrides); return them."""
     n = int(cube.attrs["n"])
     if n1 + n2 > n:
@@ -113,7 +119,29 @@ def check_sizes(cube: xr.DataArray, n1: int, n2: int) -> tuple[int, int]:
     return n1, n2
 
 
-def resolve_size(name: str, given: int | None, from_cube: int) -> int:
+def correction_sizes(
+    cube: xr.DataArray, sizes: BlockSizes, n1: int | None, n2: int | None
+) -> tuple[float, float]:
+    """Return the ``(n1, n2)`` a Nadeau–Bengio correction uses on the block of ``sizes``.
+
+    Each size the caller gives (a positive int, ``n1 + n2 <= n``), else the
+    block's :attr:`~cvstats.inference.blocks.BlockSizes.correction`: its one
+    size, or the exact mean sizes ``n - n/K`` and ``n/K`` of a k-fold partition
+    of unequal folds. The caller has refused a block without either
+    (:func:`~cvstats.inference.blocks.check_one_size`) unless both are given.
+    """
+    default = sizes.correction or (float(sizes.n1), float(sizes.n2))
+    return check_sizes(
+        cube, resolve_size("n1", n1, default[0]), resolve_size("n2", n2, default[1])
+    )
+
+
+def reported_size(value: float) -> int:
+    """Return a size as results report it: the nearest int (a mean ``n/K`` may be fractional)."""
+    return int(round(value))
+
+
+def resolve_size(name: str, given: int | None, from_cube: _Size) -> int | _Size:
     """``n1``/``n2``: the cube's value unless the caller overrides it."""
     if given is None:
         return from_cube

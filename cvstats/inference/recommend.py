@@ -114,8 +114,10 @@ class Recommendation:
         valid for the learner: the recommendation then answers for the models
         trained on these data, and :attr:`caveat` says so.
     caveat : str
-        Empty, or what the design cannot support and how to collect one that
-        can.
+        Empty, or why no method valid for the learner is at hand, which method
+        the verdict comes from and the target it answers (the models trained
+        on these data), and how to get a method that answers the learner
+        question.
     """
 
     method: str
@@ -125,21 +127,24 @@ class Recommendation:
     caveat: str = ""
 
 
+#: How a fallback's verdict answers (the target its method is valid for).
+_FALLBACK = (
+    "the verdict comes from {method}, which answers for the models trained on these data "
+    "(target 'model'; liberal for the learners)"
+)
 _NO_LEARNER = (
     "this design cannot answer the learner question (is one algorithm better on data sets "
-    "like this one?): none of its methods accounts for the choice of training set, so the "
-    "verdict is about the models trained on these data; for the learners, collect J >= 2 "
-    "random splits (cvstats.designs.resampled) or repeated k-fold and use the corrected t"
+    "like this one?): none of its methods accounts for the choice of training set, so "
+    f"{_FALLBACK}; for the learners, collect J >= 2 random splits (cvstats.designs.resampled) "
+    "or repeated k-fold and use the corrected t"
 )
 _LEFT_OUT = (
     "the methods valid for the learner question that this design supports ({names}) were "
-    "left out for this cube (the notes say why, and how to run them), so the verdict is "
-    "about the models trained on these data"
+    f"left out for this cube (the notes say why, and how to run them), so {_FALLBACK}"
 )
 _NOT_NAMED = (
-    "none of the methods named is valid for the learner question, so the verdict is about "
-    "the models trained on these data; add corrected_resampled_t (or another method valid "
-    "for the learner) to `methods`"
+    f"none of the methods named is valid for the learner question, so {_FALLBACK}; add "
+    "corrected_resampled_t (or another method valid for the learner) to `methods`"
 )
 
 
@@ -206,10 +211,10 @@ def recommend(
             supported = set(design_supports)
             dropped = [n for n in LEARNER_ORDER if n in set(left_out)]
             if dropped:
-                caveat = _LEFT_OUT.format(names=", ".join(dropped))
+                caveat = _LEFT_OUT.format(names=", ".join(dropped), method=name)
             elif supported & set(LEARNER_ORDER):
-                caveat = _NOT_NAMED
+                caveat = _NOT_NAMED.format(method=name)
             else:
-                caveat = _NO_LEARNER
+                caveat = _NO_LEARNER.format(method=name)
             return Recommendation(name, target, REASONS[name], False, caveat)
     raise ArgumentError(f"no method to recommend among {sorted(names)} for target {target!r}.")

@@ -203,28 +203,35 @@ class MethodSpec:
             return None
         return time_order_refusal(cube, self.name)
 
-    def cube_refusal(self, cube: xr.DataArray) -> str | None:
+    def cube_refusal(self, cube: xr.DataArray, *, sizes_stated: bool = False) -> str | None:
         """Why this method cannot run on ``cube`` with its default options (None if it can).
 
         A score cube for a method that needs per-example losses; a cube whose
         training sets are nested (:meth:`time_order_refusal`) for a method that
         pools splits as random draws; a block of :attr:`one_size` whose splits
-        test different numbers of examples.
+        test different numbers of examples (but for a k-fold partition, whose
+        mean sizes are exact: :attr:`~cvstats.inference.blocks.BlockSizes.correction`),
+        unless ``sizes_stated`` (``n1`` and ``n2`` given) and the method takes them.
         """
         if self.needs == "examples" and is_score(cube):
             return examples_refusal(self.name)
         ordered = self.time_order_refusal(cube)
         if ordered is not None:
             return ordered
+        if sizes_stated and "n1" in self.options:
+            return None
         for block in self.one_size:
             if block in set(np.asarray(cube["block"].values).tolist()):
                 sizes = block_sizes(cube, block, self.name)
-                if not sizes.equal:
-                    fix = "rho=" if "rho" in self.options else "n1= and n2="
+                if sizes.correction is None:
+                    fix = (
+                        "call it with rho="
+                        if "rho" in self.options
+                        else "pass n1= and n2= (to cvstats.compare or to the method)"
+                    )
                     return (
                         f"{self.name} uses one n1 and one n2, but the {block!r} block's splits "
-                        f"test {sizes.n2_min} to {sizes.n2_max} examples; call it with {fix} "
-                        "to run it"
+                        f"test {sizes.n2_min} to {sizes.n2_max} examples; {fix} to run it"
                     )
         return None
 

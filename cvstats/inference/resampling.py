@@ -22,7 +22,14 @@ from cvstats.inference.blocks import (
     replicate_means,
     split_means,
 )
-from cvstats.inference.common import check_options, check_sizes, finish_test, resolve_size
+from cvstats.inference.common import (
+    check_options,
+    check_sizes,
+    correction_sizes,
+    finish_test,
+    reported_size,
+    resolve_size,
+)
 from cvstats.inference.docs import fill_doc
 from cvstats.inference.registry import METHODS
 from cvstats.results import InferenceResult
@@ -45,15 +52,23 @@ def _main(
     n2: int | None,
     *,
     one_size: tuple[str, ...] = (),
-) -> tuple[xr.DataArray, int, int, int]:
-    """Main-block split means and the sizes; ``one_size``: the registry's blocks of one n2."""
+) -> tuple[xr.DataArray, float, float, int]:
+    """Main-block split means and the sizes; ``one_size``: the registry's blocks of one n2.
+
+    With ``one_size`` (a correction), the sizes the correction uses
+    (:func:`~cvstats.inference.common.correction_sizes`); otherwise the sizes
+    reported (the medians, unless given).
+    """
     sizes = block_sizes(cube, "main", method)
     mu = main_means(split_means(cube, ["main"], method), method, min_splits=2)
-    given = n1, n2
-    n1, n2 = check_sizes(cube, resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2))
     if one_size:
-        check_one_size(cube, one_size, method, *given, known=sizes)
-    return mu, n1, n2, sizes.n_splits
+        check_one_size(cube, one_size, method, n1, n2, known=sizes)
+        n1_used, n2_used = correction_sizes(cube, sizes, n1, n2)
+    else:
+        n1_used, n2_used = check_sizes(
+            cube, resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2)
+        )
+    return mu, n1_used, n2_used, sizes.n_splits
 
 
 @fill_doc
@@ -104,8 +119,8 @@ def resampled_t(
         cube,
         METHODS["resampled_t"],
         opts,
-        n1=n1,
-        n2=n2,
+        n1=reported_size(n1),
+        n2=reported_size(n2),
         n_splits=J,
         n_fits=J,
     )
@@ -135,9 +150,12 @@ def corrected_resampled_t(
     n1, n2 : int, optional
         Training and test sizes in ``n2/n1``; default the cube's ``n_train`` and
         test count of the main block. Required (both) when the main block's
-        splits differ in test size: the correction assumes one ``n1`` and one
-        ``n2``, so the test is refused (:class:`~cvstats.errors.DesignError`)
-        until they are stated.
+        random splits differ in test size: the correction assumes one ``n1``
+        and one ``n2``, so the test is refused
+        (:class:`~cvstats.errors.DesignError`) until they are stated. A k-fold
+        main block whose folds differ (e.g. ``GroupKFold``) partitions the
+        examples, so its mean sizes ``n - n/K`` and ``n/K`` are exact and are
+        the default (reported rounded).
 
     %(returns_inference_result)s
     """
@@ -155,8 +173,8 @@ def corrected_resampled_t(
         cube,
         METHODS["corrected_resampled_t"],
         opts,
-        n1=n1,
-        n2=n2,
+        n1=reported_size(n1),
+        n2=reported_size(n2),
         n_splits=J,
         n_fits=J,
     )
@@ -242,12 +260,14 @@ def _bootstrap(
     sizes = block_sizes(cube, "main", method)
     mu = main_means(means, method)
     reps = replicate_means(means, method)
-    given = n1, n2
-    n1, n2 = check_sizes(cube, resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2))
     if corrected:
-        check_one_size(cube, spec.one_size, method, *given, known=sizes)
-        kernel, extra = kernels.corrected_bootstrap_t, {"n1": n1, "n2": n2}
+        check_one_size(cube, spec.one_size, method, n1, n2, known=sizes)
+        n1_used, n2_used = correction_sizes(cube, sizes, n1, n2)
+        kernel, extra = kernels.corrected_bootstrap_t, {"n1": n1_used, "n2": n2_used}
     else:
+        n1_used, n2_used = check_sizes(
+            cube, resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2)
+        )
         kernel, extra = kernels.bootstrap_t, {}
     stat = apply_kernel(kernel, [mu, reps], [[J_DIM], [R_DIM, J_DIM]], 4, mu0=opts.mu0, **extra)
     n = sizes.n_splits + reps.sizes[R_DIM] * reps.sizes[J_DIM]
@@ -256,8 +276,8 @@ def _bootstrap(
         cube,
         spec,
         opts,
-        n1=n1,
-        n2=n2,
+        n1=reported_size(n1_used),
+        n2=reported_size(n2_used),
         n_splits=n,
         n_fits=n,
     )
@@ -404,14 +424,18 @@ def corrected_repeated_kfold_t(
         (:func:`cvstats.designs.kfold` with ``repeats >= 1``).
     %(test_options)s
     n1, n2 : int, optional
-        Sizes reported; default the median fold's. With folds of one size (up
-        to the rounding of ``n`` into ``k`` folds: sizes differing by one
-        example at most) the correction uses ``n2/n1 = 1/(k-1)`` as docs/theory.md §9
+        Sizes reported; default the median fold's, or for folds that differ
+        by more than one example the mean sizes. With folds of one size (up to
+        the rounding of ``n`` into ``k`` folds: sizes differing by one example
+        at most) the correction uses ``n2/n1 = 1/(k-1)`` as docs/theory.md §9
         says, whatever ``n1`` and ``n2``. With folds that differ by more (e.g.
-        ``GroupKFold`` on groups of unequal size) no single ratio is the
-        folds', and the test is refused (:class:`~cvstats.errors.DesignError`)
-        unless both are given: the correction then uses their ``n2/n1``
-        (``σ̂² = (1/(r k) + n2/n1) S²``, as :func:`corrected_resampled_t`).
+        ``GroupKFold`` on groups of unequal size) every repeat still
+        partitions the ``n`` examples, so the mean test size is exactly
+        ``n/k`` and the mean training size ``n - n/k``: by default the
+        correction uses them, ``n2/n1 = 1/(k-1)`` again, and reports them
+        rounded. Given ``n1`` or ``n2`` (the other from the means), it uses
+        their ``n2/n1`` instead (``σ̂² = (1/(r k) + n2/n1) S²``, as
+        :func:`corrected_resampled_t`).
 
     %(returns_inference_result)s
     """
@@ -422,14 +446,16 @@ def corrected_repeated_kfold_t(
     mu, K, repeats = _fold_means(cube, method)
     sizes = block_sizes(cube, "main", method)
     n1_used, n2_used = resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2)
-    if sizes.equal:  # folds of one size, up to rounding: n2/n1 = 1/(k-1)
+    if sizes.equal or (n1 is None and n2 is None):
+        # folds of one size (up to rounding), or a partition's mean sizes n - n/k and n/k:
+        # n2/n1 = 1/(k-1)
+        if not sizes.equal:
+            n1_used, n2_used = correction_sizes(cube, sizes, n1, n2)
         stat = apply_kernel(
             kernels.corrected_repeated_kfold_t, [mu], [[J_DIM]], 4, k=K, mu0=opts.mu0
         )
-    else:  # folds of different sizes have different n2/n1: refused unless the sizes are stated
-        spec = METHODS["corrected_repeated_kfold_t"]
-        check_one_size(cube, spec.one_size, method, n1, n2, known=sizes)
-        n1_used, n2_used = check_sizes(cube, n1_used, n2_used)
+    else:  # folds of different sizes and stated sizes: their n2/n1
+        n1_used, n2_used = correction_sizes(cube, sizes, n1, n2)
         stat = apply_kernel(
             kernels.corrected_resampled_t,
             [mu],
@@ -444,8 +470,8 @@ def corrected_repeated_kfold_t(
         cube,
         METHODS["corrected_repeated_kfold_t"],
         opts,
-        n1=n1_used,
-        n2=n2_used,
+        n1=reported_size(n1_used),
+        n2=reported_size(n2_used),
         n_splits=K * repeats,
         n_fits=K * repeats,
         params={"K": K, "repeats": repeats},

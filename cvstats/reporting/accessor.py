@@ -70,8 +70,8 @@ class CvstatsAccessor:
             Default ``"<name> ~ model"`` (the cube's name on the left); a contrast
             cube (``cube.cvstats.pairwise()``) is compared as it is.
         **kwargs
-            ``methods``, ``mu0``, ``alpha``, ``alternative``, ``target`` of
-            :func:`cvstats.compare`.
+            ``methods``, ``mu0``, ``alpha``, ``alternative``, ``target``,
+            ``adjust``, ``n1``, ``n2`` of :func:`cvstats.compare`.
 
         Returns
         -------

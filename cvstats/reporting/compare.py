@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from html import escape as html_escape
 from typing import Any
 
@@ -25,24 +25,34 @@ from cvstats.cube.schema import CONTRAST, EXAMPLE, MODEL, N_TEST, SPLIT
 from cvstats.cube.score import examples_refusal, is_score
 from cvstats.cube.validation import check_finite_means, validated
 from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, ZeroVarianceWarning
-from cvstats.inference.blocks import share_split_means
+from cvstats.inference.blocks import block_sizes, kfold_layout, share_split_means
+from cvstats.inference.common import check_sizes, resolve_size
 from cvstats.inference.recommend import Recommendation, recommend
 from cvstats.inference.registry import METHODS, TARGETS, applicable_methods
 from cvstats.reporting.decision import (
+    LEVEL_NOTE,
     MODELS_ON_THEIR_OWN,
     comparison_rows,
+    contrast_labels,
     default_summary,
+    level_contrasts,
     levels_method,
     table_recommendation,
     table_verdict,
-    table_weights,
     wrap_lines,
 )
 from cvstats.reporting.formatting import latex_escape
+from cvstats.reporting.multiplicity import (
+    ADJUST_DEFAULT,
+    Adjustment,
+    adjust_name,
+    adjust_pvalues,
+    check_adjust,
+)
 from cvstats.results import FRAME_COLUMNS, InferenceResult
 from cvstats.results.base import latex_unicode, ordered_columns
 from cvstats.results.ranges import CLIP_COLUMN, CLIP_MARK, table_clip_notes
-from cvstats.results.verdict import Verdict, is_level, readable_label
+from cvstats.results.verdict import Verdict, is_level, weights_of
 
 __all__ = ["METHODS", "TARGETS", "ComparisonTable", "compare", "applicable_methods"]
 
@@ -118,6 +128,14 @@ class ComparisonTable:
     left_out : tuple of str
         The supported methods :func:`compare` left out for this cube or these
         options, each with a note (empty when ``methods`` was named).
+    adjusted : dict of str to xarray.DataArray
+        Per method whose p-values were adjusted for multiple comparisons
+        (:mod:`cvstats.reporting.multiplicity`), its adjusted p-values, in the
+        shape of its result's ``pvalue`` (NaN for a model's own level).
+    adjustments : dict of str to Adjustment
+        Per method in ``adjusted``, what was adjusted: the ``multipletests``
+        method, the comparisons per family and the dims whose slices are
+        families.
     """
 
     results: dict[str, InferenceResult]
@@ -129,21 +147,42 @@ class ComparisonTable:
     levels: InferenceResult | None = None
     supported: tuple[str, ...] = ()
     left_out: tuple[str, ...] = ()
+    adjusted: dict[str, xr.DataArray] = field(default_factory=dict)
+    adjustments: dict[str, Adjustment] = field(default_factory=dict)
 
-    def to_frame(self) -> pd.DataFrame:
-        """Return a tidy table with one row per (contrast, ..., method).
+    def shown_results(self) -> dict[str, Any]:
+        """Return the results as the table shows them: with their adjusted p-values, if any."""
+        return {
+            name: replace(res, pvalue=self.adjusted[name]) if name in self.adjusted else res
+            for name, res in self.results.items()
+        }
 
-        Columns: the result dims (``contrast`` first, then any extra dims),
-        :data:`cvstats.results.FRAME_COLUMNS`, and ``note`` (e.g. "liberal for the
-        learner" under ``target="learner"``). Intervals are clipped at the range
-        of a bounded metric and flagged in ``ci_clipped``
-        (:mod:`cvstats.results.ranges`); a result's ``to_frame(clip=False)``
-        gives them unclipped.
+    def adjustment(self) -> Adjustment | None:
+        """Return what was adjusted for the verdict's method's comparisons (None: nothing).
+
+        None when ``adjust=None`` or when a family holds one comparison (the
+        adjusted p-values are then the raw ones).
+        """
+        adj = self.adjustments.get(table_recommendation(self).method)
+        return adj if adj is not None and adj.applies else None
+
+    def rows(self) -> pd.DataFrame:
+        """Return :meth:`to_frame`'s rows with each contrast's own label and whether it is a test.
+
+        Columns as :meth:`to_frame`, but ``contrast`` holds the contrast cube's
+        label (e.g. ``"model[T.tree]"``), ``label`` the label every view shows
+        (``"tree − logreg"``) and ``test`` is False for one model's own level
+        (weights ``1*m``, e.g. the treatment coding's ``Intercept``), which is
+        an estimate with an interval and has no statistic or p-value.
         """
         frames, dims = [], None
+        shown = self.shown_results()
         for name, res in self.results.items():
             frame = _comparison_frame(res)
             dims = dims or [c for c in frame.columns if c not in FRAME_COLUMNS]
+            frame["pvalue_raw"] = frame["pvalue"]
+            if name in self.adjusted:
+                frame["pvalue"] = _comparison_frame(shown[name])["pvalue"].to_numpy()
             frame["method"] = name
             if self.target == "learner":
                 frame["note"] = METHODS[name].flag
@@ -157,17 +196,44 @@ class ComparisonTable:
         keys = {d: out[d].map({v: i for i, v in enumerate(pd.unique(out[d]))}) for d in order}
         keys["_method"] = out["method"].map({n: i for i, n in enumerate(self.results)})
         rank = pd.DataFrame(keys).sort_values([*order, "_method"], kind="stable").index
-        return out.loc[rank, [*order, *FRAME_COLUMNS, "note"]].reset_index(drop=True)
+        out = out.loc[rank, [*order, *FRAME_COLUMNS, "pvalue_raw", "note"]].reset_index(drop=True)
+        if CONTRAST not in order:
+            return out.assign(label="", test=True)
+        raw = out[CONTRAST].astype(str)
+        labels = contrast_labels(self)
+        levels = set(level_contrasts(self))
+        out = out.assign(label=raw.map(lambda c: labels.get(c, c)), test=~raw.isin(levels))
+        # one model's level is an estimate with an interval, not a test against mu0
+        out.loc[~out["test"], ["statistic", "pvalue", "pvalue_raw"]] = np.nan
+        return out
 
-    def _display(self, precision: int = 4) -> pd.DataFrame:
+    def to_frame(self) -> pd.DataFrame:
+        """Return a tidy table with one row per (contrast, ..., method).
+
+        Columns: the result dims (``contrast`` first, then any extra dims),
+        :data:`cvstats.results.FRAME_COLUMNS`, ``pvalue_raw`` and ``note``
+        (e.g. "liberal for the learner" under ``target="learner"``).
+        ``contrast`` holds the labels the summary and the verdict use
+        (``"tree − logreg"``, a model's name for its own level). ``pvalue`` is
+        adjusted for multiple comparisons when the table was made with
+        ``adjust`` (:func:`compare`'s default, Holm), ``pvalue_raw`` the
+        method's own. A row that is one model's own level (e.g. the treatment
+        coding's ``Intercept``) is an estimate with its interval: no statistic
+        and no p-value. Intervals are clipped at the range of a bounded metric
+        and flagged in ``ci_clipped`` (:mod:`cvstats.results.ranges`); a
+        result's ``to_frame(clip=False)`` gives them unclipped.
+        """
+        out = self.rows()
+        if CONTRAST in out.columns:
+            out[CONTRAST] = out["label"]
+        return out.drop(columns=["label", "test"])
+
+    def _display(self, precision: int = 4, *, full: bool = False) -> pd.DataFrame:
         frame = self.to_frame()
-        dims = [c for c in frame.columns if c not in FRAME_COLUMNS and c != "note"]
-        if CONTRAST in dims:
-            weights = table_weights(self)
-            frame[CONTRAST] = [
-                readable_label(str(c), weights.get(str(c))) for c in frame[CONTRAST]
-            ]
+        dims = [c for c in frame.columns if c not in FRAME_COLUMNS and c not in _EXTRA_COLUMNS]
         cols = ["method", "estimand", "estimate", "stderr", "statistic", "df", "pvalue"]
+        if full:
+            cols.append("pvalue_raw")
         shown = _format_numbers(frame[[*dims, *cols]], precision)
         shown[f"{100 * (1 - self.alpha):g}% CI"] = [
             ""
@@ -180,7 +246,9 @@ class ComparisonTable:
         shown = shown.assign(
             direction=frame["method"].map(lambda n: METHODS[n].short), note=frame["note"]
         )
-        return shown.rename(columns={"stderr": "std err", "pvalue": "p-value"})
+        return shown.rename(
+            columns={"stderr": "std err", "pvalue": "p-value", "pvalue_raw": "raw p-value"}
+        )
 
     def _caption(self) -> str:
         what = (
@@ -188,11 +256,19 @@ class ComparisonTable:
             if self.target == "learner"
             else "conditional error of the models trained on these data"
         )
-        return (
+        text = (
             f"{self.formula}: {len(self.results)} method{'' if len(self.results) == 1 else 's'}, "
             f"H0: μ = {self.mu0:g}, "
             f"{100 * (1 - self.alpha):g}% intervals; target: {what}."
         )
+        adj = next((a for a in self.adjustments.values() if a.applies), None)
+        if adj is not None:
+            text += f" p-values {adj.words()}; intervals not adjusted."
+        own = set(level_contrasts(self))
+        levels = [label for c, label in contrast_labels(self).items() if c in own]
+        if levels:
+            text += f" {', '.join(levels)}: {LEVEL_NOTE}."
+        return text
 
     def to_latex(self, precision: int = 4, caption: str | None = None) -> str:
         """Return a booktabs LaTeX table (top, mid and bottom rules).
@@ -237,8 +313,9 @@ class ComparisonTable:
             False: the reader's view, at most 100 characters wide — the
             comparisons between models (one row per contrast and method:
             estimate, interval, p-value), the per-model estimates (not
-            tests), the :meth:`verdict` and notes. True: every row (per-model
-            levels tested against ``mu0`` too) and column of the table.
+            tests), the :meth:`verdict` and notes. True: every row (a model's
+            own level with its interval, not a test) and column of the
+            table, the raw p-values beside the adjusted ones.
 
         Returns
         -------
@@ -249,7 +326,7 @@ class ComparisonTable:
         from statsmodels.iolib.summary import Summary
         from statsmodels.iolib.table import SimpleTable
 
-        shown = self._display(precision)
+        shown = self._display(precision, full=True)
         notes = shown.pop("note")
         by_note = shown.groupby(notes.to_numpy(), sort=False)["method"].unique()
         smry = Summary()
@@ -330,6 +407,10 @@ class ComparisonTable:
         return str(smry.as_html()).replace("\n", "\n") + self.verdict()._repr_html_()
 
 
+#: Columns of :meth:`ComparisonTable.to_frame` besides the dims and FRAME_COLUMNS.
+_EXTRA_COLUMNS = ("pvalue_raw", "note")
+
+
 def _format_numbers(frame: pd.DataFrame, precision: int) -> pd.DataFrame:
     out = frame.copy()
     for col in out.columns:
@@ -390,11 +471,16 @@ _LEAVE_ONE_OUT = (
 )
 
 
-def _reading_notes(cube: xr.DataArray, alpha: float, *, own: bool) -> list[str]:
-    """Return notes on reading the table: many comparisons at once, leave-one-out."""
+def _reading_notes(
+    cube: xr.DataArray, alpha: float, *, own: bool, adjust: str | None
+) -> list[str]:
+    """Return notes on reading the table: comparisons not adjusted, leave-one-out.
+
+    (Adjusted comparisons are said by the verdict and the caption.)
+    """
     notes = []
     weights = cube.coords.get("weights")
-    if weights is not None and not own:
+    if weights is not None and not own and adjust is None:
         values = np.asarray(weights.values).ravel().tolist()
         compared = [w for w in values if not is_level(str(w))]
         if len(compared) > 1:
@@ -402,9 +488,8 @@ def _reading_notes(cube: xr.DataArray, alpha: float, *, own: bool) -> list[str]:
             each = f" (for each {', '.join(extra)})" if extra else ""
             notes.append(
                 f"{len(compared)} comparisons{each}, each tested at level {alpha:g} with no "
-                "adjustment for multiple comparisons; for a statement about all of them at "
-                "once, adjust the p-values of the verdict's method (e.g. statsmodels.stats."
-                "multitest.multipletests(p, method='holm'))"
+                "adjustment for multiple comparisons (adjust=None); for a statement about all "
+                "of them at once, leave `adjust` at its default, 'holm'"
             )
     n_test = cube.coords.get(N_TEST)
     if n_test is not None and n_test.dims == (SPLIT,):
@@ -415,13 +500,19 @@ def _reading_notes(cube: xr.DataArray, alpha: float, *, own: bool) -> list[str]:
 
 
 def _method_names(
-    cube: xr.DataArray, methods: Sequence[str] | None, target: str, options: dict[str, Any]
+    cube: xr.DataArray,
+    methods: Sequence[str] | None,
+    target: str,
+    options: dict[str, Any],
+    *,
+    sizes_stated: bool = False,
 ) -> tuple[list[str], list[str]]:
     """Return the methods to run, and notes on applicable ones left out.
 
     Left out, with a note: a method the design supports that cannot take
     ``options`` or whose formula needs one test size where the splits differ
-    (:meth:`MethodSpec.cube_refusal`), and, for a score cube
+    and ``n1``, ``n2`` are not both given (``sizes_stated``;
+    :meth:`MethodSpec.cube_refusal`), and, for a score cube
     (:mod:`cvstats.cube.score`), a method that needs per-example losses. Named
     explicitly, each is an error.
     """
@@ -432,7 +523,11 @@ def _method_names(
             for n in applicable_methods(cube, target, per_example=True)
             if n not in names
         ]
-        why = {n: METHODS[n].refusal(options) or METHODS[n].cube_refusal(cube) for n in names}
+        why = {
+            n: METHODS[n].refusal(options)
+            or METHODS[n].cube_refusal(cube, sizes_stated=sizes_stated)
+            for n in names
+        }
         # one note per reason, naming every method it drops ("a, b left out: each needs ...")
         alike: dict[str, list[str]] = {}
         for n, reason in why.items():
@@ -491,6 +586,9 @@ def compare(
     alpha: float = 0.05,
     alternative: str = "two-sided",
     target: str = "learner",
+    adjust: str | None = ADJUST_DEFAULT,
+    n1: int | None = None,
+    n2: int | None = None,
 ) -> ComparisonTable:
     """Run inference methods on the contrasts of a formula and tabulate them.
 
@@ -522,6 +620,25 @@ def compare(
         the resampled t, plain bootstrap, k-fold t and hold-out methods flagged
         as liberal; ``"model"``: only methods valid for the conditional error of
         the models trained on the data at hand (docs/theory.md §1).
+    adjust : str or None, default "holm"
+        How p-values are adjusted for multiple comparisons: a method of
+        :func:`statsmodels.stats.multitest.multipletests` (``"holm"``,
+        ``"bonferroni"``, ``"hochberg"`` — statsmodels' ``"simes-hochberg"`` —,
+        ``"fdr_bh"``, ...), or None for the methods' own p-values. The family
+        is the comparisons one method makes within one slice of the extra
+        dims (e.g. one dataset); a model's own level is no comparison. The
+        table, :meth:`~ComparisonTable.to_frame` and the verdict show the
+        adjusted p-values (and say so), the full view also the raw ones
+        (``to_frame()["pvalue_raw"]``); intervals are not adjusted.
+    n1, n2 : int, optional
+        Training and test sizes, passed to every method that takes them (the
+        Nadeau–Bengio corrections use them in ``n2/n1``; the others report
+        them); default each method's, from the cube. A k-fold design whose
+        folds test different numbers of examples (e.g. ``GroupKFold``) needs
+        none: every repeat partitions the ``n`` examples, so the mean sizes
+        ``n - n/K`` and ``n/K`` are exact and the corrections use them (a
+        note says so). Random splits of different test sizes need both for
+        the corrections to run.
 
     Returns
     -------
@@ -540,8 +657,10 @@ def compare(
     """
     if target not in TARGETS:
         raise ArgumentError(f"`target` must be one of {list(TARGETS)}, got {target!r}.")
-    cube, described, facts = _resolve_cube(formula, data)
+    cube, described, facts = _resolve_cube(formula, data)  # (a formula checked before any import)
+    adjust = check_adjust(adjust)
     options: dict[str, Any] = {"mu0": mu0, "alpha": alpha, "alternative": alternative}
+    sizes = _given_sizes(cube, n1, n2)
     own = []  # a cube of models, as it is: each model's own score is tested, not a difference
     if isinstance(formula, xr.DataArray) and MODEL in formula.dims and formula.sizes[MODEL] > 1:
         own = [
@@ -555,7 +674,7 @@ def compare(
         ]
     results: dict[str, InferenceResult] = {}
     with scope(cube, facts):  # one validation, and the split means computed once
-        names, notes = _method_names(cube, methods, target, options)
+        names, notes = _method_names(cube, methods, target, options, sizes_stated=len(sizes) == 2)
         notes = own + notes
         if isinstance(formula, str) and any(METHODS[n].zero_one for n in names):
             _check_zero_one(select_loss(data, parse_formula(formula)[0], "the formula"))
@@ -571,10 +690,11 @@ def compare(
             spec = METHODS[name]
             sub = _pairs_only(cube) if spec.contrasts == "pairwise" else cube
             with scope(sub, facts):
-                results[name] = spec.func(sub, **spec.fixed, **options)
+                results[name] = spec.func(sub, **spec.fixed, **options, **_sizes_for(spec, sizes))
+        notes += _size_notes(cube, list(results), sizes)
     supported = tuple(applicable_methods(cube, target))
     left_out = () if methods is not None else tuple(n for n in supported if n not in results)
-    notes += _reading_notes(cube, alpha, own=bool(own))
+    notes += _reading_notes(cube, alpha, own=bool(own), adjust=adjust)
     levels = None
     if isinstance(formula, str):
         rec = recommend(results, target, design_supports=supported, left_out=left_out).method
@@ -585,7 +705,9 @@ def compare(
             # display only: a zero variance there was warned about by the methods above
             with scope(models, facts), warnings.catch_warnings():  # counts shared with P
                 warnings.simplefilter("ignore", ZeroVarianceWarning)
-                levels = spec.func(models, **spec.fixed, alpha=alpha)
+                levels = spec.func(models, **spec.fixed, alpha=alpha, **_sizes_for(spec, sizes))
+    # a cube of models compared as it is tests each model against mu0: no comparisons
+    adjusted, adjustments = _adjust(results, None if own else adjust, alpha)
     return ComparisonTable(
         results,
         described,
@@ -596,4 +718,70 @@ def compare(
         levels,
         supported,
         left_out,
+        adjusted,
+        adjustments,
     )
+
+
+def _given_sizes(cube: xr.DataArray, n1: int | None, n2: int | None) -> dict[str, int]:
+    """Return the sizes given to :func:`compare`, checked (positive ints, ``n1 + n2 <= n``)."""
+    sizes = {
+        name: int(resolve_size(name, value, 0))
+        for name, value in (("n1", n1), ("n2", n2))
+        if value is not None
+    }
+    check_sizes(cube, sizes.get("n1", 0), sizes.get("n2", 0))
+    return sizes
+
+
+def _sizes_for(spec: Any, sizes: dict[str, int]) -> dict[str, int]:
+    """Return the given sizes a method takes (the others read theirs from the cube)."""
+    return {k: v for k, v in sizes.items() if k in spec.options}
+
+
+def _size_notes(cube: xr.DataArray, names: list[str], sizes: dict[str, int]) -> list[str]:
+    """Return notes on the sizes the corrections used: given ones, or a partition's means."""
+    if sizes:
+        takers = [n for n in names if _sizes_for(METHODS[n], sizes)]
+        others = [n for n in names if n not in takers]
+        given = ", ".join(f"{k} = {v}" for k, v in sizes.items())
+        if not takers:
+            return [f"{given} given, but no method of the table takes them: none used them"]
+        rest = f"; {', '.join(others)} read their sizes from the cube" if others else ""
+        return [f"{given} as given, used by {', '.join(takers)}{rest}"]
+    corrected = [n for n in names if "main" in METHODS[n].one_size]
+    if not corrected:
+        return []
+    main = block_sizes(cube, "main", corrected[0])
+    if not main.partition_means:
+        return []
+    K, _ = kfold_layout(cube, corrected[0])
+    return [
+        f"the folds test {main.n2_min} to {main.n2_max} examples, but every repeat partitions "
+        f"the {main.mean_n2 * K:.0f} examples, so the mean test size is n/K = "
+        f"{main.mean_n2:.4g} and the mean training size n − n/K = {main.mean_n1:.4g}, exactly: "
+        f"{', '.join(corrected)} use{'s' if len(corrected) == 1 else ''} them (n2/n1 = "
+        "1/(K − 1); Nadeau & Bengio 2003; Bouckaert & Frank 2004), reported rounded; pass n1= "
+        "and n2= to state other sizes"
+    ]
+
+
+def _adjust(
+    results: dict[str, InferenceResult], adjust: str | None, alpha: float
+) -> tuple[dict[str, xr.DataArray], dict[str, Adjustment]]:
+    """Adjust each method's p-values over its comparisons (none for ``adjust=None``)."""
+    adjusted: dict[str, xr.DataArray] = {}
+    adjustments: dict[str, Adjustment] = {}
+    if adjust is None:
+        return adjusted, adjustments
+    for method, res in results.items():
+        if "pvalue" not in res.frame_columns:  # a posterior: no p-value
+            continue
+        weights = weights_of(res.estimate)
+        tested = None
+        if CONTRAST in res.pvalue.dims and weights:
+            tested = [not is_level(weights.get(str(c))) for c in res.pvalue[CONTRAST].values]
+        adjusted[method], size = adjust_pvalues(res.pvalue, tested, adjust, alpha)
+        over = tuple(str(d) for d in res.pvalue.dims if d != CONTRAST)
+        adjustments[method] = Adjustment(adjust, adjust_name(adjust), size, over)
+    return adjusted, adjustments

@@ -5,13 +5,19 @@ module shows what a person deciding something reads first:
 
 * the **comparisons** (contrasts whose weights sum to zero, e.g. ``tree −
   logreg``), one row per contrast and method, with the estimate, the
-  interval and the p-value, within 100 characters;
+  interval and the p-value (adjusted for multiple comparisons unless
+  ``adjust=None``), within 100 characters;
 * the **per-model estimates** (each model's own error or metric with its
   interval, from the recommended method; not tests);
 * the **verdict**: per contrast, in plain words, from the method recommended
   for the design and the target (:func:`cvstats.inference.recommend.recommend`),
-  saying when the other methods disagree and when the design cannot answer
-  the learner question.
+  saying when the other methods valid for the same question disagree and
+  when the design cannot answer the learner question.
+
+Every view of the table (:meth:`ComparisonTable.to_frame`, the exports, the
+summaries, the verdict) labels a contrast the same way (:func:`contrast_labels`)
+and takes the same rows for tests: a row that is one model's own level
+(:func:`level_contrasts`) is an estimate with an interval, never a test.
 
 The reporting layer (see ``docs/architecture.md``).
 """
@@ -46,9 +52,12 @@ from cvstats.results.verdict import (
 ComparisonTable = Any
 
 __all__ = [
+    "LEVEL_NOTE",
     "WIDTH",
     "comparison_rows",
+    "contrast_labels",
     "default_summary",
+    "level_contrasts",
     "levels_method",
     "table_recommendation",
     "table_verdict",
@@ -62,6 +71,9 @@ WIDTH = 100
 #: Start of :func:`cvstats.compare`'s note for a cube of several models compared as it is
 #: (each model tested on its own); the verdict leads with it.
 MODELS_ON_THEIR_OWN = "each model is tested on its own against mu0"
+
+#: What every view says of a model's own level (e.g. the treatment coding's ``Intercept``).
+LEVEL_NOTE = "one model's own level: an estimate with its interval, not a test"
 
 _LIBERAL = "†"
 _HALF = "‡"
@@ -86,6 +98,29 @@ def table_weights(table: ComparisonTable) -> dict[str, str]:
     return out
 
 
+def contrast_labels(table: ComparisonTable) -> dict[str, str]:
+    """Return each contrast's label as every view of the table shows it.
+
+    ``"tree − logreg"`` for a difference, a model's name for its own level,
+    other weights spelled out (:func:`~cvstats.results.verdict.readable_label`);
+    a contrast keeps its own label when two would read the same.
+    """
+    weights = table_weights(table)
+    raw: list[str] = []
+    for res in table.results.values():
+        estimate = getattr(res, "estimate", getattr(res, "mean", None))
+        if estimate is not None and CONTRAST in estimate.dims:
+            raw += [str(c) for c in estimate[CONTRAST].values if str(c) not in raw]
+    labels = {c: readable_label(c, weights.get(c)) for c in raw}
+    counts = pd.Series(list(labels.values()), dtype=object).value_counts()
+    return {c: label if counts[label] == 1 else c for c, label in labels.items()}
+
+
+def level_contrasts(table: ComparisonTable) -> list[str]:
+    """Return the contrasts that are one model's own level (weights ``1*m``): not tests."""
+    return [c for c, w in table_weights(table).items() if is_level(w)]
+
+
 def _marker(name: str, target: str) -> str:
     spec = METHODS[name]
     mark = _LIBERAL if target == "learner" and spec.conditional else ""
@@ -100,19 +135,14 @@ def comparison_rows(table: ComparisonTable) -> tuple[pd.DataFrame, pd.DataFrame]
     Returns
     -------
     comparisons, levels : pandas.DataFrame
-        The rows of :meth:`ComparisonTable.to_frame` whose contrast compares
-        models (weights summing to zero, or unknown weights), with a ``label``
-        column (``"tree − logreg"``); and the rows that are one model's level
-        (weights ``1*m``, e.g. the treatment coding's ``Intercept``).
+        The rows of :meth:`ComparisonTable.rows` (``contrast`` the contrast
+        cube's own label, ``label`` the one shown) that are tests (weights
+        summing to zero, or unknown weights), and those that are one model's
+        level (weights ``1*m``, e.g. the treatment coding's ``Intercept``).
     """
-    frame = table.to_frame()
-    weights = table_weights(table)
-    if CONTRAST not in frame.columns:
-        return frame.assign(label=""), frame.iloc[:0].assign(label="")
-    labels = frame[CONTRAST].astype(str)
-    frame = frame.assign(label=[readable_label(c, weights.get(c)) for c in labels])
-    level = labels.map(lambda c: is_level(weights.get(c))).to_numpy(bool)
-    return frame[~level].reset_index(drop=True), frame[level].reset_index(drop=True)
+    frame = table.rows()
+    test = frame.pop("test").to_numpy(bool)
+    return frame[test].reset_index(drop=True), frame[~test].reset_index(drop=True)
 
 
 def _fmt(value: float, precision: int) -> str:
@@ -161,7 +191,7 @@ def _short_names(table: ComparisonTable, labels: Sequence[str]) -> dict[str, str
 def _extra_dims(frame: pd.DataFrame) -> list[str]:
     from cvstats.results import FRAME_COLUMNS
 
-    skip = {*FRAME_COLUMNS, "note", "label", CONTRAST}
+    skip = {*FRAME_COLUMNS, "pvalue_raw", "note", "label", CONTRAST}
     return [c for c in frame.columns if c not in skip]
 
 
@@ -213,18 +243,22 @@ def default_summary(table: ComparisonTable, precision: int = 4) -> Any:
     if level_frame is not None and "model" not in level_frame.columns:
         unit = CONTRAST
     weights = table_weights(table)
+    labels = contrast_labels(table)
     shown = [str(v) for v in comparisons["label"]] if len(comparisons) else []
     if level_frame is not None:
         shown += [str(v) for v in level_frame[unit]]
     names = _short_names(table, shown)
 
     def label_of(contrast: str) -> str:
-        """Return the row's label as comparison_rows writes it, with the short names if any."""
+        """Return the row's label as contrast_labels writes it, with the short names if any."""
         if contrast not in weights:  # no weights: the label is a model's name, or its own
             return names.get(contrast, contrast)
+        if not names:
+            return labels.get(contrast, contrast)
         return readable_label(contrast, weights[contrast], names)
 
     rec = table_recommendation(table)
+    adj = table.adjustment()
     level = f"{100 * (1 - table.alpha):g}% CI"
     smry = _summary_class()()
     extra = _extra_dims(comparisons)
@@ -256,7 +290,14 @@ def default_summary(table: ComparisonTable, precision: int = 4) -> Any:
         smry.tables.append(
             SimpleTable(
                 rows,
-                headers=[*extra, "contrast", "method", "estimate", level, "p-value"],
+                headers=[
+                    *extra,
+                    "contrast",
+                    "method",
+                    "estimate",
+                    level,
+                    "p-value" if adj is None else f"{adj.name} p",
+                ],
                 title=f"Comparisons: {_short(table.formula, 60)}",
             )
         )
@@ -312,16 +353,31 @@ def wrap_lines(text: str, *, bullet: bool) -> list[str]:
     return out
 
 
+def _target_line(table: ComparisonTable, rec: Recommendation) -> str:
+    """Return the legend's "Target:" line: the target the verdict's method answers."""
+    models = "the models trained on these data (conditional error)"
+    if table.target == "learner" and rec.answers_target:
+        return (
+            "Target: the learners (unconditional error: would the algorithms differ on new "
+            "data sets of this size?)."
+        )
+    if table.target == "learner":  # a fallback: it answers another question
+        return (
+            f"Target: {models}, not the learners asked about: no method valid for the "
+            f"learners is in the table (see the caveat), so {rec.method} answers instead."
+        )
+    return f"Target: {models}."
+
+
 def _legend(table: ComparisonTable, rec: Recommendation) -> str:
-    lines = [
-        f"Verdict from {rec.method}: {rec.reason}.",
-        f"{'Target: the learners' if table.target == 'learner' else 'Target: the models'}"
-        + (
-            " (unconditional error: would the algorithms differ on new data sets of this size?)."
-            if table.target == "learner"
-            else " trained on these data (conditional error)."
-        ),
-    ]
+    lines = [f"Verdict from {rec.method}: {rec.reason}.", _target_line(table, rec)]
+    skipped = [n for n in table.results if n != rec.method and not _same_question(table, rec, n)]
+    if skipped:  # (only under target="learner": every method of a model table is valid)
+        lines.append(
+            "Disagreeing lines name only methods valid for the learners at the verdict's "
+            f"training size; {', '.join(skipped)} (liberal for the learners, or about another "
+            "training size) are in the table only."
+        )
     names = list(table.results)
     if table.target == "learner" and any(METHODS[n].conditional for n in names):
         lines.append(
@@ -340,13 +396,38 @@ def _legend(table: ComparisonTable, rec: Recommendation) -> str:
     return "\n".join(lines)
 
 
+def _tests(table: ComparisonTable) -> list[str]:
+    """Return the methods of the table that are tests (not posteriors)."""
+    return [n for n, res in table.results.items() if "p_rope" not in res.frame_columns]
+
+
+def _same_question(table: ComparisonTable, rec: Recommendation, name: str) -> bool:
+    """Whether a method answers the question the verdict's method answers.
+
+    For the learners: valid for the learner (not liberal for it) and about the
+    same training size (the 5x2 methods estimate the error at ``n/2``); none
+    when the verdict fell back to a method for the models (:func:`recommend`'s
+    caveat). For the models: every method valid for the models at hand.
+    """
+    spec, mine = METHODS[name], METHODS[rec.method]
+    if table.target == "model":
+        return spec.conditional
+    return rec.answers_target and spec.target == "learner" and spec.estimand == mine.estimand
+
+
 def _significance(
-    table: ComparisonTable, skip: str
+    table: ComparisonTable, rec: Recommendation
 ) -> dict[tuple[Any, ...], list[tuple[str, bool, float]]]:
-    """For each (contrast, extra coords): (method, significant, p) of the other tests."""
+    """For each (contrast, extra coords): (method, significant, p) of the other valid tests.
+
+    Only the tests that answer the verdict's question (:func:`_same_question`),
+    with the p-values the table shows (adjusted, if it was).
+    """
     out: dict[tuple[Any, ...], list[tuple[str, bool, float]]] = {}
-    for name, res in table.results.items():
-        if name == skip or "p_rope" in res.frame_columns:
+    shown = table.shown_results()
+    for name in _tests(table):
+        res = shown[name]
+        if name == rec.method or not _same_question(table, rec, name):
             continue
         frame = res.to_frame()
         dims = [c for c in frame.columns if c not in res.frame_columns]
@@ -361,10 +442,14 @@ def _significance(
 def table_verdict(table: ComparisonTable) -> Verdict:
     """Return the table's verdict: one sentence per comparison, from the recommended method.
 
-    Under each sentence, the methods whose test decides otherwise at the
-    table's level (marked † when they are liberal for the learners). A caveat
-    comes first when the design cannot answer the learner question, and when a
-    cube of several models was compared as it is (each model on its own).
+    Under each sentence, the methods valid for the same question whose test
+    decides otherwise at the table's level (a method liberal for the learners,
+    or about another training size, stays in the table only). A caveat comes
+    first when the design cannot answer the learner question (naming the
+    method the verdict falls back to and the target it answers), and when a
+    cube of several models was compared as it is (each model on its own). The
+    p-values are the table's (adjusted for multiple comparisons, unless
+    ``adjust=None``), and the last line says over what.
 
     Parameters
     ----------
@@ -375,13 +460,14 @@ def table_verdict(table: ComparisonTable) -> Verdict:
     Verdict
     """
     rec = table_recommendation(table)
-    res = table.results[rec.method]
+    res = table.shown_results()[rec.method]
+    adj = table.adjustment()
     estimate = getattr(res, "estimate", None)
     q = quantity_of((estimate if estimate is not None else res.mean).attrs, res.loss)
     weights = table_weights(table)
     frame = res.to_frame()
     dims = [c for c in frame.columns if c not in res.frame_columns]
-    others = _significance(table, rec.method)
+    others = _significance(table, rec)
     lines = [f"Caveat: {rec.caveat}."] if rec.caveat else []
     lines += [f"Caveat: {n}." for n in table.notes if n.startswith(MODELS_ON_THEIR_OWN)]
     caveats = len(lines)
@@ -392,7 +478,7 @@ def table_verdict(table: ComparisonTable) -> Verdict:
             continue
         extra = [f"{d} = {row[d]}" for d in dims if d != CONTRAST]
         prefix = f"{', '.join(extra)}: " if extra else ""
-        sentence = row_sentence(res, row, label, w, q)
+        sentence = row_sentence(res, row, label, w, q, adjusted=adj.name if adj else "")
         lines.append(prefix + sentence)
         if "p_rope" in row:
             continue
@@ -414,6 +500,10 @@ def table_verdict(table: ComparisonTable) -> Verdict:
         lines.append(
             "No comparison between models in this formula (only per-model levels); "
             "use 'loss ~ model' or cvstats.pairwise(cube) to compare them."
+        )
+    elif adj is not None:
+        lines.append(
+            f"p-values {adj.words()}; the {100 * (1 - table.alpha):g}% intervals are not adjusted."
         )
     return Verdict("\n".join(lines))
 

@@ -229,6 +229,9 @@ class Evidence:
     clipped : bool
         Whether the interval was clipped at the metric's range
         (:mod:`cvstats.results.ranges`).
+    adjusted : str
+        Empty, or the name of the multiple-comparison adjustment ``pvalue``
+        went through (``"Holm"``): the sentence then says "Holm-adjusted p".
     """
 
     estimate: float
@@ -241,6 +244,7 @@ class Evidence:
     n1: int
     target: str
     clipped: bool = False
+    adjusted: str = ""
 
     @property
     def significant(self) -> bool:
@@ -312,9 +316,12 @@ def _interval_text(ev: Evidence, q: Quantity, decimals: int, level: float, unit:
 
 
 def _details(ev: Evidence, q: Quantity, decimals: int) -> str:
+    p = pvalue_text(ev.pvalue, ev.alpha)
+    if p and ev.adjusted:
+        p = f"{ev.adjusted}-adjusted {p}"
     parts = [
         _interval_text(ev, q, decimals, 100 * (1 - ev.alpha)),
-        ", ".join(p for p in (short_title(ev.method), pvalue_text(ev.pvalue, ev.alpha)) if p),
+        ", ".join(p for p in (short_title(ev.method), p) if p),
     ]
     return "; ".join(p for p in parts if p)
 
@@ -511,15 +518,24 @@ def result_verdict(result: Any) -> Verdict:
 
 
 def row_sentence(
-    result: Any, row: Mapping[str, Any], label: str, w: str | None, q: Quantity
+    result: Any,
+    row: Mapping[str, Any],
+    label: str,
+    w: str | None,
+    q: Quantity,
+    *,
+    adjusted: str = "",
 ) -> str:
-    """Return the sentence of one row of a result's frame."""
+    """Return the sentence of one row of a result's frame.
+
+    ``adjusted``: the name of the adjustment the row's p-value went through, if any.
+    """
     if "p_rope" in row:
         return posterior_sentence(label, w, row, q, alpha=result.alpha, rope=result.rope)
-    return contrast_sentence(label, w, evidence_of(result, row), q)
+    return contrast_sentence(label, w, evidence_of(result, row, adjusted=adjusted), q)
 
 
-def evidence_of(result: Any, row: Mapping[str, Any]) -> Evidence:
+def evidence_of(result: Any, row: Mapping[str, Any], *, adjusted: str = "") -> Evidence:
     """Return the :class:`Evidence` of one row of a test result's frame."""
     return Evidence(
         float(row["estimate"]),
@@ -532,6 +548,7 @@ def evidence_of(result: Any, row: Mapping[str, Any]) -> Evidence:
         int(result.n1),
         str(result.target),
         bool(row.get("ci_clipped", False)),
+        adjusted,
     )
 
 

@@ -213,6 +213,11 @@ def _files(tmp_path):
         (["plan", "{saved}", "--M", "5"], "`--M` applies to the conservative Z"),
         (["plan", "{saved}", "--power-model", "nope"], "`--power-model` must be one of"),
         (["plan", "{saved}", "--precision", "0"], "`--precision` must be an int >= 1"),
+        (
+            ["table", "{saved}", "--adjust", "tukey"],
+            "`--adjust` must be a statsmodels multipletests method or None, got 'tukey'",
+        ),
+        (["table", "{saved}", "--n1", "0"], "`--n1` must be a positive int"),
     ],
 )
 def test_user_mistakes_exit_2_with_one_line(tmp_path, saved, argv, message):
@@ -284,7 +289,11 @@ def test_version(capsys):
     ("argv", "defaults"),
     [
         (["demo"], ["(default: 15)", "(default: 10)", "(default: -1)", "demo.nc)"]),
-        (["table"], ["(default: 0.05)", "(default: learner)", "(default: text)", "(default: 4)"]),
+        (
+            ["table"],
+            ["(default: 0.05)", "(default: learner)", "(default: text)", "(default: 4)"]
+            + ["(default: holm)"],
+        ),
         (
             ["plan"],
             [
@@ -349,7 +358,7 @@ def test_table_pairwise(saved, capsys):
     cube = cvstats.open_cube(saved)
     table = cvstats.compare(cvstats.pairwise(cube), methods=methods)
     assert out == table.summary().as_text() + "\n"
-    assert set(table.to_frame().contrast) == {"a - b", "a - c", "b - c"}
+    assert set(table.to_frame().contrast) == {"a − b", "a − c", "b − c"}
     assert main(["table", str(saved), "--pairwise", "--format", "markdown"]) == 0
     assert capsys.readouterr().out == cvstats.compare(cvstats.pairwise(cube)).to_markdown() + "\n"
 
@@ -364,6 +373,17 @@ def test_table_pairwise_of_a_score_cube(tmp_path, capsys):
     assert main(["table", str(path), "--pairwise", "--methods", "resampled_t"]) == 0
     table = cvstats.compare(cvstats.pairwise(cube), methods=["resampled_t"])
     assert capsys.readouterr().out == table.summary().as_text() + "\n"
+
+
+def test_table_adjust_and_sizes(saved, capsys):
+    cube = cvstats.open_cube(saved)
+    pairs = cvstats.pairwise(cube)
+    argv = ["table", str(saved), "--pairwise", "--format", "markdown"]
+    assert main([*argv, "--adjust", "none"]) == 0
+    assert capsys.readouterr().out == cvstats.compare(pairs, adjust=None).to_markdown() + "\n"
+    assert main([*argv, "--adjust", "bonferroni", "--n1", "20", "--n2", "10"]) == 0
+    want = cvstats.compare(pairs, adjust="bonferroni", n1=20, n2=10).to_markdown()
+    assert capsys.readouterr().out == want + "\n" and "Bonferroni-adjusted" in want
 
 
 def test_table_default_formula_and_methods(saved, capsys):

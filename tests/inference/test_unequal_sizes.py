@@ -445,8 +445,19 @@ def test_kfold_folds_of_very_different_sizes():
     np.testing.assert_allclose(
         stat(cvstats.kfold_t(diff)), mu.mean() / np.sqrt(mu.var(ddof=1) / 3), rtol=1e-12
     )
-    with pytest.raises(DesignError, match="its folds test 10 to 15 examples, more than the one"):
-        cvstats.corrected_repeated_kfold_t(diff)
+    # every repeat partitions the n = 40 examples: the mean test size is n/K = 40/3 and the
+    # mean training size n - n/K = 80/3 exactly, so n2/n1 = 1/(K - 1) as for equal folds
+    default = cvstats.corrected_repeated_kfold_t(diff)
+    t = mu.mean() / np.sqrt((1 / 3 + (40 / 3) / (80 / 3)) * mu.var(ddof=1))
+    np.testing.assert_allclose(stat(default), t, rtol=1e-12)
+    assert (default.n1, default.n2) == (27, 13)  # the mean sizes, rounded
+    # the corrected resampled t, called on the k-fold cube, uses the same mean sizes, and
+    # the Bayesian correlated t their rho0 = n2/n = 1/K; compare runs both on such a cube
+    np.testing.assert_allclose(stat(cvstats.corrected_resampled_t(diff)), t, rtol=1e-12)
+    assert cvstats.bayesian_correlated_t(diff).rho == pytest.approx(1 / 3)
+    named = ["corrected_repeated_kfold_t", "bayesian_correlated_t"]
+    assert list(cvstats.compare(diff, methods=named).results) == named
+    # given sizes: their n2/n1
     res = cvstats.corrected_repeated_kfold_t(diff, n1=27, n2=13)
     t = mu.mean() / np.sqrt((1 / 3 + 13 / 27) * mu.var(ddof=1))
     np.testing.assert_allclose(stat(res), t, rtol=1e-12)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import xarray as xr
 from scipy import stats
-from sklearn.model_selection import GroupKFold, TimeSeriesSplit
+from sklearn.model_selection import GroupShuffleSplit, TimeSeriesSplit
 
 import cvstats
 from cvstats import designs
@@ -199,6 +199,11 @@ def test_recommended_method_per_design_and_target(design, target, method, answer
         assert "generalizes better" in verdict or "when trained on" in verdict
     if method.startswith("dietterich"):
         assert f"trained on {N // 2} examples" in verdict
+    # the summary's target is the one the verdict's method answers
+    text = " ".join(table.summary().as_text().split())
+    assert ("Target: the learners" in text) == (target == "learner" and answers)
+    if not answers:
+        assert f"the verdict comes from {method}, which answers for the models" in verdict
 
 
 def test_caveat_when_the_methods_named_exclude_the_learner_ones(nb_cube):
@@ -207,24 +212,58 @@ def test_caveat_when_the_methods_named_exclude_the_learner_ones(nb_cube):
     assert verdict.startswith("Caveat: none of the methods named is valid for the learner")
 
 
+def _group_shuffle_cube(seed=2):
+    """A score cube of GroupShuffleSplit: random splits of groups, of unequal test sizes."""
+    groups = np.repeat(np.arange(12), [40, 30, 25, 20, 18, 15, 14, 12, 10, 8, 5, 3])
+    splitter = GroupShuffleSplit(n_splits=8, test_size=0.25, random_state=seed)
+    d = designs.from_splitter(splitter, np.zeros((N, 1)), groups=groups)
+    assert len(set(d.n_test.values.tolist())) > 1 and d.attrs["partition"] == 0
+    return score_cube(d, seed=seed)
+
+
 def test_caveat_when_the_learner_methods_were_left_out_for_the_cube():
-    # GroupKFold-like folds of unequal sizes: the corrected t needs n1= and n2=, so compare
+    # random splits of unequal test sizes: the corrected t needs n1= and n2=, so compare
     # leaves it out with a note; the caveat must say so, not blame `methods` (none named)
     # nor the design (which can answer the learner question once the sizes are stated)
-    groups = np.arange(N) % 9
-    d = designs.from_splitter(GroupKFold(4), np.zeros((N, 1)), groups=groups)
-    assert len(set(d.n_test.values.tolist())) > 1
-    cube = score_cube(d, seed=2)
+    cube = _group_shuffle_cube()
     table = cvstats.compare(cvstats.pairwise(cube))
-    assert "corrected_repeated_kfold_t" in table.left_out
-    assert any(n.startswith("corrected_repeated_kfold_t left out") for n in table.notes)
+    assert "corrected_resampled_t" in table.left_out
+    assert any(n.startswith("corrected_resampled_t left out") for n in table.notes)
     verdict = str(table.verdict())
     assert verdict.startswith("Caveat: the methods valid for the learner question"), verdict
-    assert "(corrected_repeated_kfold_t) were left out" in verdict and "`methods`" not in verdict
+    assert "(corrected_resampled_t) were left out" in verdict and "`methods`" not in verdict
+    # the caveat names the method the verdict falls back to and the target it answers
+    assert (
+        "the verdict comes from resampled_t, which answers for the models trained on these "
+        "data (target 'model'; liberal for the learners)" in verdict
+    )
     # named methods: the user's choice, the caveat of before
-    named = cvstats.compare(cvstats.pairwise(cube), methods=["kfold_t"])
+    named = cvstats.compare(cvstats.pairwise(cube), methods=["resampled_t"])
     assert named.left_out == ()
     assert str(named.verdict()).startswith("Caveat: none of the methods named is valid")
+
+
+def test_the_target_line_agrees_with_the_method_of_a_fallback():
+    # the learners were asked about, but only a method for the models could run: the
+    # summary's "Target:" line names the target the verdict's method answers
+    cube = _group_shuffle_cube(seed=3)
+    text = " ".join(cvstats.compare(cvstats.pairwise(cube)).summary().as_text().split())
+    assert "Verdict from resampled_t" in text
+    assert "Target: the learners" not in text
+    assert (
+        "Target: the models trained on these data (conditional error), not the learners asked "
+        "about" in text
+    )
+    # the sizes stated: the corrected t runs, decides, and the target is the learners again
+    stated = cvstats.compare(cvstats.pairwise(cube), n1=150, n2=50)
+    assert stated.recommendation().method == "corrected_resampled_t"
+    direct = cvstats.corrected_resampled_t(cvstats.pairwise(cube), n1=150, n2=50)
+    np.testing.assert_allclose(
+        stated.results["corrected_resampled_t"].pvalue.values, direct.pvalue.values, rtol=1e-12
+    )
+    text = " ".join(stated.summary().as_text().split())
+    assert "Target: the learners (unconditional error" in text
+    assert "n1 = 150, n2 = 50 as given, used by resampled_t, corrected_resampled_t" in text
 
 
 def test_disagreement_is_reported():
@@ -243,7 +282,37 @@ def test_disagreement_is_reported():
         pytest.fail("no seed where the resampled t rejects and the corrected t does not")
     verdict = str(table.verdict())
     assert "no evidence that either generalizes better" in verdict
-    assert "Disagreeing: resampled_t† (" in verdict and "finds a difference" in verdict
+    # the resampled t is liberal for the learners: it stays in the table, never in the verdict
+    assert "Disagreeing" not in verdict and "resampled_t†" not in verdict
+    assert "resampled_t" in set(table.to_frame()["method"])
+    assert (
+        "resampled_t (liberal for the learners, or about another training size) are in the "
+        "table only" in " ".join(table.summary().as_text().split())
+    )
+
+
+def test_disagreeing_lines_name_only_methods_valid_for_the_target():
+    # every method of a Nadeau–Bengio design: the verdict's corrected t is checked against
+    # the other methods for n1μ (conservative Z, corrected bootstrap), never against the
+    # methods liberal for the learners nor the 5x2 methods (training size n/2)
+    d = designs.nadeau_bengio(N, n_test=20, J=6, M=3, R=3, seed=4)
+    valid = {"conservative_z", "corrected_bootstrap_t"}
+    listed, hidden = set(), set()
+    for seed in range(30):
+        table = cvstats.compare("zero_one ~ model", _cube(d, [0.0, 0.07], seed=seed))
+        frame = table.to_frame()
+        rows = frame[frame["contrast"] == "tree − logreg"].set_index("method")
+        mine = rows.loc["corrected_resampled_t", "pvalue"] < 0.05
+        differ = {m for m, p in rows["pvalue"].items() if np.isfinite(p) and (p < 0.05) != mine}
+        line = next((x for x in str(table.verdict()).splitlines() if "Disagreeing" in x), "")
+        named = set(re.findall(r"(\w+)[†‡]* \(p", line))
+        assert named == differ & valid, (seed, line, differ)
+        listed |= named
+        hidden |= differ - valid
+        if listed and hidden & {"resampled_t", "bootstrap_t"} and hidden & {"dietterich_5x2cv"}:
+            break
+    assert listed, "no seed where a valid method disagrees"
+    assert hidden & {"resampled_t", "bootstrap_t"} and "dietterich_5x2cv" in hidden, hidden
 
 
 @pytest.mark.parametrize("greater_is_better", [True, False])
@@ -490,12 +559,16 @@ def test_a_result_on_scores_names_a_score_not_a_loss(greater_is_better):
 def test_notes_on_many_comparisons_and_leave_one_out():
     d = designs.kfold(N, 5, repeats=2, seed=0)
     cube = score_cube(d, ["a", "b", "c"], seed=7)
-    many = cvstats.compare(cvstats.pairwise(cube), alpha=0.1)
+    many = cvstats.compare(cvstats.pairwise(cube), alpha=0.1, adjust=None)
     assert any(
         n.startswith("3 comparisons, each tested at level 0.1 with no adjustment")
         for n in many.notes
     )
     assert "3 comparisons, each tested" in many.summary().as_text()
+    # adjusted (the default): no such note, the verdict says over what
+    adjusted = cvstats.compare(cvstats.pairwise(cube), alpha=0.1)
+    assert not any("comparisons, each tested" in n for n in adjusted.notes)
+    assert "p-values Holm-adjusted over 3 comparisons (each method's)" in str(adjusted.verdict())
     # two models, one comparison: no such note
     one = cvstats.compare(cvstats.pairwise(cube.isel(model=[0, 1])))
     assert not any("comparisons, each tested" in n for n in one.notes)
@@ -554,11 +627,12 @@ def test_review_cases_of_the_new_notes_and_short_names():
     cube = score_cube(d, ["a", "b", "c"], seed=10)
     pairs = cvstats.pairwise(cube)
     pairs = pairs.assign_coords(weights=("contrast", [1.0, 2.0, 3.0]))
-    assert any(n.startswith("3 comparisons") for n in cvstats.compare(pairs).notes)
+    assert any(n.startswith("3 comparisons") for n in cvstats.compare(pairs, adjust=None).notes)
     # extra dims: the count is per element of them
     stacked = xr.concat([cvstats.pairwise(cube)] * 2, dim="dataset")
     assert any(
-        n.startswith("3 comparisons (for each dataset)") for n in cvstats.compare(stacked).notes
+        n.startswith("3 comparisons (for each dataset)")
+        for n in cvstats.compare(stacked, adjust=None).notes
     )
     # a cube of models with long names: short names and a legend there too
     names = ["logisticregression__C=0.01__penalty=l2", "logisticregression__C=0.01__penalty=l1"]

@@ -125,7 +125,7 @@ def test_comparison_table_exports_clip_the_levels(auc_cube):
     table = cvstats.compare("roc_auc ~ model", auc_cube)
     frame = table.to_frame()
     assert (frame["ci_upper"] <= 1).all() and (frame["ci_lower"] >= -1).all()
-    level = frame[frame["contrast"] == "Intercept"].iloc[0]
+    level = frame[frame["contrast"] == "boost"].iloc[0]
     assert level["ci_upper"] == 1.0 and level["ci_clipped"]
     _, high = _raw_corrected_kfold(auc_cube, "boost")
     crossing = f"{high:.4g}"
