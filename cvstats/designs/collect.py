@@ -135,7 +135,11 @@ def collect(
         the split's test data (each response method -- ``predict``,
         ``predict_proba``, ``decision_function`` -- is called once per fit),
         so a score equals what ``cross_validate`` reports for that split:
-        losses come negated (``"neg_log_loss"``).
+        losses come negated (``"neg_log_loss"``). The name ``"roc_auc"`` on a
+        binary problem is computed without scikit-learn's per-call checks, in
+        the Mann--Whitney form (Hanley & McNeil, 1982; equal to scikit-learn's
+        value up to rounding, ``docs/collecting.md``), and by scikit-learn's
+        scorer wherever that does not apply.
     greater_is_better : bool or mapping of str to bool, optional
         The direction of the plain callables in `scoring` (those not made by
         scikit-learn): a bool for every plain callable, or a dict from metric
