@@ -12,7 +12,7 @@ import pytest
 import xarray as xr
 
 import cvstats
-from cvstats.cli import describe, main, roc_auc
+from cvstats.cli import describe, main
 
 SMALL_DEMO = ["demo", "--J", "3", "--M", "2", "--R", "2", "--quiet"]
 
@@ -104,19 +104,21 @@ def test_demo_compares_roc_auc_from_the_same_fits(demo):
     assert f"cvstats table {auc_path} --pairwise --methods" in section
 
 
-def test_demo_scorer_is_sklearns_roc_auc():
-    from sklearn.datasets import load_breast_cancer
-    from sklearn.metrics import get_scorer
-    from sklearn.naive_bayes import GaussianNB
-    from sklearn.tree import DecisionTreeClassifier
+def test_demo_scores_with_sklearns_roc_auc_name(tmp_path, monkeypatch):
+    import cvstats.designs.collect as collect_module
 
-    X, y = load_breast_cancer(return_X_y=True)
-    sklearn_auc = get_scorer("roc_auc")
-    for est in (DecisionTreeClassifier(min_samples_leaf=20, random_state=0), GaussianNB()):
-        est.fit(X[::2], y[::2])  # the tree's probabilities have many ties
-        assert roc_auc(est, X[1::2], y[1::2]) == pytest.approx(
-            sklearn_auc(est, X[1::2], y[1::2]), abs=1e-12
-        )
+    asked = []
+    real = collect_module.collect
+
+    def recording(*args, **kwargs):
+        asked.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(collect_module, "collect", recording)
+    status, _, _ = _run([*SMALL_DEMO, "--out", str(tmp_path / "demo.nc")])
+    assert status == 0 and len(asked) == 1
+    # the route users take: the scorer name, whose direction scikit-learn gives
+    assert asked[0]["scoring"] == "roc_auc" and asked[0].get("greater_is_better") is None
 
 
 def test_demo_without_auc(tmp_path):

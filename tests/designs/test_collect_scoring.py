@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import pickle
 
 import numpy as np
 import pytest
 import xarray as xr
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.linear_model import LinearRegression, LogisticRegression
@@ -29,6 +30,7 @@ from sklearn.metrics import (
     roc_auc_score,
 )
 from sklearn.model_selection import KFold, cross_validate
+from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
@@ -37,7 +39,7 @@ from sklearn.tree import DecisionTreeClassifier
 import cvstats
 from cvstats import designs
 from cvstats.cube import is_greater_better, scores_from_losses
-from cvstats.designs.collect import collect
+from cvstats.designs.collect import _BinaryRocAuc, _fast_score, collect
 from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, CvstatsWarning
 
 N = 120
@@ -98,9 +100,12 @@ def test_roc_auc_matches_refit(cancer, design):
     np.testing.assert_array_equal(cube["n_train"].values, design["n_train"].values)
     for s in range(design.sizes["split"]):
         est, X_test, y_test = _refit(_logreg(), X, y, design, s)
-        assert cube.values[s, 0] == roc_auc_score(y_test, est.decision_function(X_test))
+        # the Mann-Whitney form of the fast path: equal up to rounding (~1 ulp)
+        auc = roc_auc_score(y_test, est.decision_function(X_test))
+        assert cube.values[s, 0] == pytest.approx(auc, rel=0, abs=1e-12)
         est, X_test, y_test = _refit(DecisionTreeClassifier(random_state=0), X, y, design, s)
-        assert cube.values[s, 1] == roc_auc_score(y_test, est.predict_proba(X_test)[:, 1])
+        auc = roc_auc_score(y_test, est.predict_proba(X_test)[:, 1])
+        assert cube.values[s, 1] == pytest.approx(auc, rel=0, abs=1e-12)
 
 
 def test_list_matches_cross_validate(cancer, design):
@@ -117,7 +122,8 @@ def test_list_matches_cross_validate(cancer, design):
             cvstats.validate(cube)
             assert cube.name == metric and cube.attrs["metric"] == metric
             assert cube.attrs["greater_is_better"] == 1
-            np.testing.assert_array_equal(cube.values[:, m], ref[f"test_{metric}"])
+            # equal up to rounding: roc_auc's fast path is the Mann-Whitney form
+            np.testing.assert_allclose(cube.values[:, m], ref[f"test_{metric}"], atol=1e-12)
 
 
 def test_dict_and_make_scorer(cancer, design):
@@ -563,3 +569,179 @@ def test_plain_callable_of_negated_values_with_false_is_checked_as_everywhere(ca
             _learners(), X, y, design, scoring=minus_error, greater_is_better=False, progress=False
         )
     assert cube.attrs["greater_is_better"] == 0
+
+
+# --------------------------------------------------------------------------
+# the fast path of scoring="roc_auc": equal to scikit-learn's scorer, or its fallback
+# --------------------------------------------------------------------------
+
+
+class _PredictOnly(ClassifierMixin, BaseEstimator):
+    """A stub classifier whose responses are columns of X: column 1 is P(classes_[1])."""
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict(self, X):
+        return self.classes_[(np.asarray(X)[:, 1] > 0.5).astype(int)]
+
+
+class _Proba(_PredictOnly):
+    def predict_proba(self, X):
+        p = np.asarray(X)[:, 1]
+        return np.column_stack([1 - p, p])
+
+
+class _ProbaAndDecision(_Proba):
+    def decision_function(self, X):
+        return np.asarray(X)[:, 0]
+
+
+def _sklearn_or_error(estimator, X, y):
+    """scikit-learn's "roc_auc" scorer's value, or its exception type."""
+    try:
+        return get_scorer("roc_auc")(estimator, X, y)
+    except Exception as e:
+        return type(e)
+
+
+def _fast_or_fallback(estimator, X, y):
+    """What collect computes for "roc_auc": the fast value, else sklearn's (None if it raises)."""
+    return _fast_score(_BinaryRocAuc(), get_scorer("roc_auc"), estimator, X, y)
+
+
+@pytest.mark.parametrize(
+    "labels", [(0, 1), (-1, 1), ("no", "yes"), ("b", "a"), (False, True), (2.0, 5.0)]
+)
+def test_fast_roc_auc_equals_sklearns_scorer_with_ties(labels):
+    rng = np.random.default_rng(abs(hash(str(labels))) % 2**32)
+    fast = _BinaryRocAuc()
+    for _ in range(150):
+        n = int(rng.integers(4, 50))
+        y = np.array(labels)[rng.integers(0, 2, n)]
+        y[:2] = labels  # both classes in the test set
+        # 0 to 2 decimals: from all scores tied in two values to few ties
+        X = np.round(rng.random((n, 2)), int(rng.integers(0, 3)))
+        for est in (_Proba().fit(X, y), _ProbaAndDecision().fit(X, y)):
+            expected = _sklearn_or_error(est, X, y)
+            assert fast(est, X, y) == pytest.approx(expected, rel=0, abs=1e-12)
+
+
+def test_fast_roc_auc_hand_worked_ties_and_response_order():
+    # positives score 0.4 and 0.8, negatives 0.1 and 0.4: pairs 1 + 1/2 + 1 + 1 of 4
+    X = np.array([[0.9, 0.1], [0.1, 0.4], [0.0, 0.4], [0.2, 0.8]])
+    y = np.array(["neg", "neg", "pos", "pos"])
+    assert _BinaryRocAuc()(_Proba().fit(X, y), X, y) == 0.875
+    # decision_function comes first (scikit-learn's order): column 0 ranks them otherwise,
+    # negatives 0.9, 0.1 against positives 0.0, 0.2: one pair of four in order
+    assert _BinaryRocAuc()(_ProbaAndDecision().fit(X, y), X, y) == 0.25
+    assert get_scorer("roc_auc")(_ProbaAndDecision().fit(X, y), X, y) == 0.25
+    # the positive class is classes_[1], the larger label: renaming flips the AUC
+    flipped = np.where(y == "pos", "a", "b")
+    assert _BinaryRocAuc()(_Proba().fit(X, flipped), X, flipped) == 0.125
+
+
+def test_fast_roc_auc_equals_sklearn_on_fitted_models_and_random_test_sets(cancer):
+    X, y = cancer
+    rng = np.random.default_rng(3)
+    fast = _BinaryRocAuc()
+    models = [
+        _logreg(),
+        DecisionTreeClassifier(min_samples_leaf=5, random_state=0),  # tied leaf probabilities
+        GaussianNB(),
+        SVC(),
+    ]
+    for est in models:
+        est.fit(X[:60], y[:60])
+        for _ in range(40):
+            test = rng.choice(np.arange(60, N), size=int(rng.integers(8, 50)), replace=False)
+            X_test, y_test = X[test], y[test]
+            if np.unique(y_test).size < 2:
+                continue
+            expected = get_scorer("roc_auc")(est, X_test, y_test)
+            assert fast(est, X_test, y_test) == pytest.approx(expected, rel=0, abs=1e-12)
+
+
+def _three_classes(n=90, seed=4):
+    rng = np.random.default_rng(seed)
+    y = np.repeat([0, 1, 2], n // 3)
+    return rng.normal(size=(n, 3)) + y[:, None], y
+
+
+@pytest.mark.parametrize(
+    "case", ["multiclass", "binary_test_of_3_classes", "no_response", "nan_scores", "objects",
+             "continuous_labels", "one_class"],
+)  # fmt: skip
+def test_fast_roc_auc_falls_back_to_sklearn(case):
+    rng = np.random.default_rng(5)
+    X, y = rng.random((30, 2)), np.repeat([0, 1], 15)
+    est = _Proba().fit(X, y)
+    if case == "multiclass":
+        X, y = _three_classes()
+        est = LogisticRegression().fit(X, y)
+    elif case == "binary_test_of_3_classes":
+        X3, y3 = _three_classes()
+        est = LogisticRegression().fit(X3, y3)
+        X, y = X3[y3 < 2], y3[y3 < 2]
+    elif case == "no_response":
+        est = _PredictOnly().fit(X, y)
+    elif case == "nan_scores":
+        X[3, 1] = np.nan
+    elif case == "objects":
+        y = np.array(["a", 1], dtype=object)[y]
+        est = _Proba().fit(X, y.astype(str))
+    elif case == "continuous_labels":
+        y = y + 0.5
+        est = _Proba().fit(X, y)
+    else:
+        y = np.zeros(30, dtype=int)
+    assert _BinaryRocAuc()(est, X, y) is None
+    expected = _sklearn_or_error(est, X, y)
+    value = _fast_or_fallback(est, X, y)
+    if isinstance(expected, type):  # sklearn raises: collect reports its error
+        assert value is None
+    else:
+        assert value == expected
+
+
+def test_multiclass_roc_auc_still_refused_with_sklearns_error():
+    X, y = _three_classes()
+    design = designs.kfold(len(y), K=3, stratify=y, seed=0)
+    with pytest.raises(CubeError, match="scorer 'roc_auc' failed for model 'lr'") as info:
+        collect({"lr": LogisticRegression()}, X, y, design, scoring="roc_auc", progress=False)
+    assert isinstance(info.value.__cause__, ValueError)
+    assert "multi_class" in str(info.value)
+
+
+def test_roc_auc_name_takes_the_fast_path(cancer, design, monkeypatch):
+    import sklearn.metrics._ranking as ranking
+
+    calls = []
+    roc_curve = ranking.roc_curve
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return roc_curve(*args, **kwargs)
+
+    monkeypatch.setattr(ranking, "roc_curve", counting)
+    X, y = cancer
+    J = design.sizes["split"]
+    # the control: scikit-learn's scorer object computes a ROC curve per split and model
+    by_object = collect(
+        _learners(), X, y, design, scoring={"auc": get_scorer("roc_auc")}, progress=False
+    )
+    assert len(calls) == 2 * J
+    calls.clear()
+    for scoring in ("roc_auc", {"auc": "roc_auc"}, ["accuracy", "roc_auc"]):
+        scores = collect(_learners(), X, y, design, scoring=scoring, progress=False)
+        assert not calls, scoring
+        auc = scores if isinstance(scores, xr.DataArray) else scores[next(iter(scoring))]
+        auc = scores["roc_auc"] if isinstance(scoring, list) else auc
+        np.testing.assert_allclose(auc.values, by_object["auc"].values, rtol=0, atol=1e-12)
+
+
+def test_fast_scorer_pickles():
+    fast = pickle.loads(pickle.dumps(_BinaryRocAuc()))
+    X = np.array([[0.0, 0.2], [0.0, 0.7]])
+    assert fast(_Proba().fit(X, [0, 1]), X, np.array([0, 1])) == 1.0
