@@ -10,6 +10,7 @@ nothing of the cube's schema; imports only :mod:`cvstats.errors`.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import functools
@@ -20,7 +21,8 @@ import secrets
 import shutil
 import stat
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -210,16 +212,46 @@ def _write_atomically(
     """
     tmp = _temporary(target, "tmp")
     try:
-        if check_suffix(target) == ".nc":
-            _write_netcdf(dataset, encoding, tmp)
-        else:
-            _chunks_for_zarr(dataset).to_zarr(
-                tmp, mode="w-", consolidated=False, encoding=encoding
-            )
+        with _settled_threads(dataset):  # no chunk still being written once this fails
+            if check_suffix(target) == ".nc":
+                _write_netcdf(dataset, encoding, tmp)
+            else:
+                _chunks_for_zarr(dataset).to_zarr(
+                    tmp, mode="w-", consolidated=False, encoding=encoding
+                )
         _install(tmp, target, overwrite=overwrite)
     except BaseException:
         _remove(tmp)
         raise
+
+
+@contextlib.contextmanager
+def _settled_threads(dataset: xr.Dataset) -> Iterator[None]:
+    """Compute the dask-backed variables of `dataset` on threads that have all stopped on exit.
+
+    dask's default (threaded) scheduler raises the first failing task's error
+    while the tasks already running go on, each writing its chunk: a zarr
+    store deleted meanwhile would be recreated by them, and a failed save would
+    leave a temporary behind. Within the block, dask computes on a pool of its
+    own (as many threads as dask's default), shut down on exit once every
+    running task has ended, its queued tasks cancelled. Another scheduler the
+    user configured (e.g. a ``dask.distributed`` client) is left as it is.
+    """
+    if all(var.chunks is None for var in dataset.variables.values()):
+        yield
+        return
+    import dask
+    from dask.system import CPU_COUNT
+
+    if dask.config.get("scheduler", None) is not None:  # chosen by the user
+        yield
+        return
+    pool = ThreadPoolExecutor(CPU_COUNT, thread_name_prefix="cvstats-save")
+    try:
+        with dask.config.set(scheduler=pool):
+            yield
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _temporary(target: Path, kind: str) -> Path:
