@@ -589,7 +589,7 @@ def nested_train(obj: xr.DataArray | xr.Dataset) -> bool:
     )
 
 
-def _check_values(cube: xr.DataArray, means: bool = False) -> Facts:
+def _check_values(cube: xr.DataArray) -> Facts:
     """Check finiteness, the NaN pattern, covers and test sizes, reading the values once.
 
     The values are read by :func:`_value_summary` (numpy: the whole array in
@@ -607,7 +607,7 @@ def _check_values(cube: xr.DataArray, means: bool = False) -> Facts:
         cube = cube.assign_coords({c: (SPLIT, coord(cube, c)) for c in SPLIT_COORDS})
     splits = coord(cube, SPLIT).tolist()
     in_train = cube.coords.get(IN_TRAIN)
-    counted, split_means, largest = _fast_counts(cube, means)
+    counted, means, largest = _fast_counts(cube)
     ds = None if counted is not None else _value_stats(cube, unit)
     n_tested = ds["n_tested"] if ds is not None else counted
     n_test = n_tested.transpose(..., SPLIT).values.reshape(-1, len(splits))
@@ -663,20 +663,20 @@ def _check_values(cube: xr.DataArray, means: bool = False) -> Facts:
     )
     if ds is not None:
         _check_covers(cube, ds)
-    return Facts(first_counts=n_test[0].copy(), means=split_means, largest=largest)
+    return Facts(first_counts=n_test[0].copy(), means=means, largest=largest)
 
 
 def _fast_counts(
-    cube: xr.DataArray, means: bool = False
+    cube: xr.DataArray,
 ) -> tuple[xr.DataArray | None, xr.DataArray | None, float | None]:
     """Test counts ``(*extra, split)`` from one numpy read, None if a value check fails.
 
     None too where this path does not apply: a nested block (checked by
     :func:`check_nested` on the masks), a dask array chunked along ``split``,
     ``example`` or the unit dim, or an ``in_train`` over extra dims of a dask cube.
-    For a dask cube, and with ``means`` for a cube in memory, also the split
-    means ``(*extra, split, unit)`` and the largest absolute loss, computed
-    from each block while it is in memory (in the same pass).
+    For a dask cube, also the split means ``(*extra, split, unit)`` and the
+    largest absolute loss, computed from each chunk while it is in memory
+    (None in memory, where they would cost a pass of their own).
     """
     nothing = None, None, None
     block = coord(cube, "block")
@@ -691,7 +691,6 @@ def _fast_counts(
         if in_train is not None and in_train.ndim > 2:
             return nothing
         chunks = values.chunks[:extra]
-        means = True
     else:
         return nothing
     train = None
@@ -705,36 +704,33 @@ def _fast_counts(
 
         def summary(part: slice) -> tuple[np.ndarray, bool, Any, Any]:
             mask = train if train is None or train.shape[0] == 1 else train[part]
-            return _value_summary(values[part], mask, **coords, means=means)
+            return _value_summary(values[part], mask, **coords)
 
         done = map_parts(summary, parts)
         if any(failed for _, failed, _, _ in done):
             return nothing
         counts = np.concatenate([c for c, _, _, _ in done], axis=0)
-        if not means:
-            return xr.DataArray(counts, dims=cube.dims[:-2]), None, None
-        split_means = np.concatenate([m for _, _, m, _ in done], axis=0)
-    else:
-        import dask
+        return xr.DataArray(counts, dims=cube.dims[:-2]), None, None
+    import dask
 
-        parts = [
-            dask.delayed(_value_summary)(b, train, **coords, means=True)
-            for b in values.to_delayed().ravel()
-        ]
-        done = dask.compute(*parts)
-        if any(failed for _, failed, _, _ in done):
-            return nothing
-        counts = np.empty(cube.shape[:-2], dtype=np.intp)
-        split_means = np.empty(cube.shape[:-2] + cube.shape[-1:], dtype=cube.dtype)
-        for idx, (c, _, m, _) in zip(np.ndindex(*values.numblocks[:extra]), done, strict=True):
-            counts[_slices(idx, chunks)] = c
-            split_means[_slices(idx, chunks)] = m
+    parts = [
+        dask.delayed(_value_summary)(b, train, **coords, means=True)
+        for b in values.to_delayed().ravel()
+    ]
+    done = dask.compute(*parts)
+    if any(failed for _, failed, _, _ in done):
+        return nothing
+    counts = np.empty(cube.shape[:-2], dtype=np.intp)
+    means = np.empty(cube.shape[:-2] + cube.shape[-1:], dtype=cube.dtype)
+    for idx, (c, _, m, _) in zip(np.ndindex(*values.numblocks[:extra]), done, strict=True):
+        counts[_slices(idx, chunks)] = c
+        means[_slices(idx, chunks)] = m
     largest = max(float(big) for _, _, _, big in done)
     # the split means as cvstats.inference.blocks.split_means returns them
     template = cube.drop_vars([c for c in cube.coords if EXAMPLE in cube.coords.variables[c].dims])
     template = template.isel({EXAMPLE: 0}, drop=True)
-    split_means.setflags(write=False)  # handed to every method of the call
-    return xr.DataArray(counts, dims=cube.dims[:-2]), template.copy(data=split_means), largest
+    means.setflags(write=False)  # remembered with the cube and handed to every method
+    return xr.DataArray(counts, dims=cube.dims[:-2]), template.copy(data=means), largest
 
 
 def _slices(idx: tuple[int, ...], chunks: tuple[tuple[int, ...], ...]) -> tuple[slice, ...]:
@@ -973,7 +969,7 @@ def check_nested(cube: xr.DataArray, mt: np.ndarray, nt: np.ndarray) -> None:
         seen.add(key)
 
 
-def validate_dense(cube: xr.DataArray, *, means: bool = False) -> Facts:
+def validate_dense(cube: xr.DataArray) -> Facts:
     """Check that a dense ``cube`` follows the loss-cube schema (``docs/cube-schema.md``).
 
     Checks the name (a non-empty str: the loss name formulas use), dims and
@@ -992,16 +988,12 @@ def validate_dense(cube: xr.DataArray, *, means: bool = False) -> Facts:
     ----------
     cube : xarray.DataArray
         The cube to check.
-    means : bool, default False
-        Also compute the split means and the largest absolute loss of a cube
-        in memory, in the same pass (a dask cube read chunk by chunk gets them
-        always): for a caller that uses them (``compare``, a method).
 
     Returns
     -------
     cvstats.cube.known.Facts
         What the checks counted: the test size of every split (in the first
-        element of the extra dims), and the split means when computed.
+        element of the extra dims).
 
     Raises
     ------
@@ -1039,4 +1031,4 @@ def validate_dense(cube: xr.DataArray, *, means: bool = False) -> Facts:
                 f"coordinate `{IN_TRAIN}` must be bool over (*extra, split, example), got "
                 f"dtype {it.dtype} and dims {it.dims}."
             )
-    return _check_values(cube, means)
+    return _check_values(cube)

@@ -50,18 +50,15 @@ def validate(cube: xr.DataArray) -> None:
     validated(cube)
 
 
-def validated(cube: xr.DataArray, *, defer_finite: bool = False, means: bool = False) -> Facts:
+def validated(cube: xr.DataArray, *, defer_finite: bool = False) -> Facts:
     """Validate ``cube`` as :func:`validate` does, and return what validation established.
 
     A cube known valid (:func:`cvstats.cube.known.recall`: trusted by the caller,
     or remembered since it was validated and provably unchanged) is not read
     again, but for the finiteness of a lazy contrast cube (``Facts.finite`` False),
     checked here in one read unless ``defer_finite`` (the caller checks it from
-    the split means it computes anyway: :func:`check_finite_means`). With
-    ``means``, a dense cube's split means are computed in validation's pass
-    (``Facts.means``). A cube that passes is remembered
-    (:func:`cvstats.cube.known.remember`: for the current call, or for the
-    process if it cannot change unseen).
+    the split means it computes anyway: :func:`check_finite_means`). A cube that
+    cannot change in place is remembered after it passes.
 
     Raises
     ------
@@ -77,12 +74,12 @@ def validated(cube: xr.DataArray, *, defer_finite: bool = False, means: bool = F
         facts = replace(facts, finite=True)
         remember(cube, facts)
         return facts
-    facts = _checked(cube, means)
+    facts = _checked(cube)
     remember(cube, facts)
     return facts
 
 
-def _checked(cube: xr.DataArray, means: bool = False) -> Facts:
+def _checked(cube: xr.DataArray) -> Facts:
     """Run the checks of the cube's form (every value read)."""
     if isinstance(cube, xr.DataArray) and SLOT in cube.dims:
         validate_compact(cube)
@@ -90,7 +87,7 @@ def _checked(cube: xr.DataArray, means: bool = False) -> Facts:
     if is_score(cube):
         validate_score(cube)
         return Facts()
-    return validate_dense(cube, means=means)
+    return validate_dense(cube)
 
 
 def check_finite_means(cube: xr.DataArray, means: xr.DataArray) -> None:

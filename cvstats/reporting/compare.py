@@ -352,7 +352,7 @@ def _resolve_cube(
         cube = formula
         # not read again if remembered (a contrast cube of ours); a lazy one's finiteness is
         # checked below, from the split means
-        facts = validated(cube, defer_finite=not is_score(cube), means=True)
+        facts = validated(cube, defer_finite=not is_score(cube))
         if unit_dim(cube) != CONTRAST:
             cube = cube.rename({unit_dim(cube): CONTRAST})
         return cube, str(cube.attrs.get("formula", f"{cube.name} by {CONTRAST}")), facts
