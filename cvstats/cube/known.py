@@ -12,11 +12,9 @@ that its values are those validated, and only reading them (as validation
 does) would (issue 26). This module keeps the proofs that hold:
 
 * **within a call**, :func:`call` trusts the cubes validated or made by the
-  library inside the block (``compare`` and every method run in one,
-  :func:`in_one_call`: ``compare`` makes a contrast cube from a formula and
-  validated the cube it came from; a method's validation computes the split
-  means in its pass, and the method takes its blocks' means from them), and
-  :func:`scope` trusts a cube its caller has just validated (``compare``
+  library inside the block (``compare`` runs in one, :func:`in_one_call`:
+  it makes a contrast cube from a formula and validated the cube it came
+  from), and :func:`scope` trusts a cube its caller has just validated (``compare``
   runs many methods on one cube), and keeps the split means computed in the
   call, so that the methods share one reduction. A cube handed to a public
   function is validated by that function: an in-memory cube, even a
