@@ -54,6 +54,7 @@ __all__ = [
     "Facts",
     "call",
     "immutable",
+    "in_call",
     "in_one_call",
     "lazy",
     "remember",
@@ -319,6 +320,11 @@ def call() -> Iterator[None]:
         yield
     finally:
         _CALL.reset(token)
+
+
+def in_call() -> bool:
+    """Whether a :func:`call` is active: what is remembered now is recalled before it ends."""
+    return _CALL.get() is not None
 
 
 def in_one_call(func: Callable[P, R]) -> Callable[P, R]:
