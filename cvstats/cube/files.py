@@ -10,6 +10,7 @@ nothing of the cube's schema; imports only :mod:`cvstats.errors`.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import functools
@@ -20,9 +21,10 @@ import secrets
 import shutil
 import stat
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import xarray as xr
@@ -210,16 +212,46 @@ def _write_atomically(
     """
     tmp = _temporary(target, "tmp")
     try:
-        if check_suffix(target) == ".nc":
-            _write_netcdf(dataset, encoding, tmp)
-        else:
-            _chunks_for_zarr(dataset).to_zarr(
-                tmp, mode="w-", consolidated=False, encoding=encoding
-            )
+        with _settled_threads(dataset):  # no chunk still being written once this fails
+            if check_suffix(target) == ".nc":
+                _write_netcdf(dataset, encoding, tmp)
+            else:
+                _chunks_for_zarr(dataset).to_zarr(
+                    tmp, mode="w-", consolidated=False, encoding=encoding
+                )
         _install(tmp, target, overwrite=overwrite)
     except BaseException:
         _remove(tmp)
         raise
+
+
+@contextlib.contextmanager
+def _settled_threads(dataset: xr.Dataset) -> Iterator[None]:
+    """Compute the dask-backed variables of `dataset` on threads that have all stopped on exit.
+
+    dask's default (threaded) scheduler raises the first failing task's error
+    while the tasks already running go on, each writing its chunk: a zarr
+    store deleted meanwhile would be recreated by them, and a failed save would
+    leave a temporary behind. Within the block, dask computes on a pool of its
+    own (as many threads as dask's default), shut down on exit once every
+    running task has ended, its queued tasks cancelled. Another scheduler the
+    user configured (e.g. a ``dask.distributed`` client) is left as it is.
+    """
+    if all(var.chunks is None for var in dataset.variables.values()):
+        yield
+        return
+    import dask
+    from dask.system import CPU_COUNT
+
+    if dask.config.get("scheduler", None) is not None:  # chosen by the user
+        yield
+        return
+    pool = ThreadPoolExecutor(CPU_COUNT, thread_name_prefix="cvstats-save")
+    try:
+        with dask.config.set(scheduler=pool):
+            yield
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _temporary(target: Path, kind: str) -> Path:
@@ -568,6 +600,22 @@ def _check_replaceable(target: Path, suffix: str) -> None:
             f"{foreign[:3]}{' and more' if len(foreign) > 3 else ''}, which cvstats did not "
             "write" + refusal
         )
+    assert attrs is not None
+    nodes = _netcdf_nodes(target) if suffix == ".nc" else _zarr_nodes(target, attrs)
+    if nodes is None:
+        raise StorageError(
+            f"cannot list the variables of `path` {str(target)!r} to check that it holds "
+            "nothing but a cube written by cvstats" + refusal
+        )
+    added = _added_by_others(nodes, attrs)
+    if added:
+        variable = str(attrs[VARIABLE_ATTR])
+        raise StorageError(
+            f"`path` {str(target)!r} holds a cube written by cvstats ({variable!r}) and also "
+            f"{_listed(added)}, which cvstats did not write; overwriting it would delete them. "
+            "Move them to another file (or delete them) first, or save the cube to another "
+            "path."
+        )
 
 
 def _kind(mode: int) -> str:
@@ -640,6 +688,104 @@ def _foreign_entries(store: Path) -> list[str]:
             elif not (entry.is_file() and entry.name in _ZARR_ROOT_FILES):
                 foreign.append(entry.name)
     return sorted(foreign)
+
+
+#: The key of a file's root group among its nodes (no variable can be named so).
+_ROOT = ""
+
+
+class _Node(NamedTuple):
+    """A variable or group of a file: its kind, dims and the coordinates it lists."""
+
+    kind: str  # "array" or "group"
+    dims: tuple[str, ...] = ()
+    coordinates: tuple[str, ...] = ()
+
+
+def _coordinate_names(attrs: Mapping[str, Any]) -> tuple[str, ...]:
+    """Return the names in a CF ``coordinates`` attribute (space-separated), or none."""
+    value = attrs.get("coordinates")
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    return tuple(value.split()) if isinstance(value, str) else ()
+
+
+def _added_by_others(nodes: Mapping[str, _Node], attrs: Mapping[str, Any]) -> list[str]:
+    """Name the variables and groups of a cvstats file that ``save`` did not write.
+
+    ``save`` (and ``save_compact``) write one Dataset: the variable named by the
+    global attr ``cvstats_variable``, the coordinates that variable or the file
+    lists in a ``coordinates`` attribute, and index coordinates (a 1-D array
+    named after its dim, which xarray writes for every labelled dim). Anything
+    else (another variable, a group) was added by someone else.
+    """
+    variable = str(attrs[VARIABLE_ATTR])
+    ours = {variable, *nodes[_ROOT].coordinates}
+    if variable in nodes:
+        ours.update(nodes[variable].coordinates)
+    added = []
+    for name, node in nodes.items():
+        if name == _ROOT:
+            continue
+        if node.kind == "group":
+            added.append(f"group {name!r}")
+        elif name not in ours and node.dims != (name,):
+            added.append(f"array {name!r}")
+    return sorted(added)
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
+def _zarr_nodes(store: Path, attrs: Mapping[str, Any]) -> dict[str, _Node] | None:
+    """Return the arrays and groups in the root of a zarr store (v3, v2); None: unreadable.
+
+    `attrs` are the root's attributes; the root itself is the entry :data:`_ROOT`.
+    """
+    nodes = {_ROOT: _Node("group", (), _coordinate_names(attrs))}
+    try:
+        with os.scandir(store) as entries:
+            children = [Path(e.path) for e in entries if e.is_dir() and not e.is_symlink()]
+        for child in children:
+            v3 = child / "zarr.json"
+            if v3.is_file():
+                meta = json.loads(v3.read_text(encoding="utf-8"))
+                kind = meta.get("node_type", "array")
+                dims = meta.get("dimension_names") or ()
+                attrs = meta.get("attributes") or {}
+            else:
+                kind = "group" if (child / ".zgroup").is_file() else "array"
+                zattrs = child / ".zattrs"
+                attrs = json.loads(zattrs.read_text(encoding="utf-8")) if zattrs.is_file() else {}
+                dims = attrs.get("_ARRAY_DIMENSIONS") or ()
+            nodes[child.name] = _Node(
+                str(kind), tuple(str(d) for d in dims), _coordinate_names(attrs)
+            )
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError, TypeError):
+        return None
+    return nodes
+
+
+def _netcdf_nodes(path: Path) -> dict[str, _Node] | None:
+    """Return the variables and groups in the root of a netCDF-4 file; None: unreadable."""
+    import h5netcdf
+
+    try:
+        with h5netcdf.File(path, "r") as file:
+            nodes = {_ROOT: _Node("group", (), _coordinate_names(dict(file.attrs)))}
+            nodes |= {
+                str(name): _Node(
+                    "array",
+                    tuple(str(d) for d in var.dimensions),
+                    _coordinate_names(dict(var.attrs)),
+                )
+                for name, var in file.variables.items()
+            }
+            nodes.update({str(name): _Node("group") for name in file.groups})
+    except Exception:  # not HDF5, damaged, locked...: not recognisably ours
+        return None
+    return nodes
 
 
 def check_source(source: Path, suffix: str) -> None:

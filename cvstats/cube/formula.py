@@ -127,7 +127,7 @@ from formulaic.transforms.contrasts import ContrastsRegistry
 from formulaic.utils.code import sanitize_variable_names
 
 from cvstats.cube.apply import labelled
-from cvstats.cube.known import Facts, remember
+from cvstats.cube.known import Facts, in_call, remember
 from cvstats.cube.schema import CONTRAST, EXAMPLE, MODEL
 from cvstats.cube.threads import leading_blocks, leading_parts, map_parts
 from cvstats.cube.validation import validated
@@ -962,7 +962,9 @@ def _apply(cube: xr.DataArray, weights: xr.DataArray, formula: str, facts: Facts
         diff = np.empty((*values.shape[:-1], len(W)), dtype=values.dtype)
         # a dense cube's split means over `example` (the axis before `model`), block by block
         dense = cube.ndim >= 3 and cube.dims[-2] == EXAMPLE
-        split = np.empty((*values.shape[:-2], len(W)), dtype=values.dtype) if dense else None
+        # (only where they can be used: an in-memory cube is known valid within a call only)
+        means_used = dense and in_call()
+        split = np.empty((*values.shape[:-2], len(W)), dtype=values.dtype) if means_used else None
         # the losses are finite: a difference is infinite only on overflow, which sets the
         # processor's overflow flag (an overflow: not remembered, validation names it)
         parts = leading_parts(values)  # in threads for a large cube (cvstats.cube.threads)

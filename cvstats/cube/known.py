@@ -5,21 +5,29 @@ sizes, the covers of the blocks), and a cube passes through several calls on
 the way to an answer: ``pairwise`` validates the loss cube, then ``compare``
 and every method would validate the contrast cube again. A cube need not be
 re-read when it provably has not changed since it was validated (issue 16).
-This module keeps that proof, in two ways:
+A proof must not be fooled: numpy lets anyone make a read-only array
+writable again (``setflags(write=True)``), change it and lock it again, and a
+ctypes pointer writes to any array, so no flag of an in-memory array proves
+that its values are those validated, and only reading them (as validation
+does) would (issue 26). This module keeps the proofs that hold:
 
-* **for the process**, a cube whose values nobody can change in place — a
-  numpy array that is read-only and owns its memory (or whose every base is
-  read-only) — is remembered with a snapshot of everything else validation
-  reads: name, dims, dtype, attrs and every coordinate (its values, or, for a
-  large coordinate, the read-only array itself). A cube that differs from its
-  snapshot in any of them is not known and is validated again. The contrast
-  cubes of :func:`~cvstats.cube.formula.contrasts` and
-  :func:`~cvstats.cube.formula.pairwise` are made so (read-only data, proved
-  finite and with the NaN pattern of the validated cube they come from); a
-  cube the user built stays writable and is validated on every call;
-* **within a call**, :func:`scope` trusts a cube its caller has just
-  validated (``compare`` runs many methods on one cube), and keeps the split
-  means computed in the call, so that the methods share one reduction.
+* **within a call**, :func:`call` trusts the cubes validated or made by the
+  library inside the block (``compare`` runs in one, :func:`in_one_call`:
+  it makes a contrast cube from a formula and validated the cube it came
+  from), and :func:`scope` trusts a cube its caller has just validated (``compare``
+  runs many methods on one cube), and keeps the split means computed in the
+  call, so that the methods share one reduction. A cube handed to a public
+  function is validated by that function: an in-memory cube, even a
+  read-only contrast cube of :func:`~cvstats.cube.formula.pairwise`, is read
+  again by every call;
+* **for the process**, a dask-backed cube (a graph of tasks, whose ``name``
+  changes when a value is assigned to it, and whose in-memory sources are
+  read-only arrays, copied by :func:`remember`'s check or refused) is
+  remembered with a snapshot of everything else validation reads: name,
+  dims, dtype, attrs and every coordinate (the values of an in-memory one,
+  the graph's name of a lazy one). A cube that differs from its snapshot in
+  any of them is not known and is validated again. A lazy cube reads its
+  store when computed: one changed on disk by another program is not seen.
 
 What is remembered is a :class:`Facts`: the test count of every split (of the
 first element of the extra dims), which :func:`cvstats.inference.blocks.block_sizes`
@@ -28,20 +36,26 @@ reads instead of counting the NaN pattern again.
 
 from __future__ import annotations
 
+import functools
 import sys
 import weakref
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 import xarray as xr
 
+from cvstats.cube.schema import EXAMPLE
+
 __all__ = [
     "Facts",
+    "call",
     "immutable",
+    "in_call",
+    "in_one_call",
     "lazy",
     "remember",
     "recall",
@@ -50,9 +64,12 @@ __all__ = [
     "settle",
 ]
 
-#: Coordinates up to this many elements are snapshot by value; larger ones must be
-#: read-only arrays, remembered by identity.
-SNAPSHOT_LIMIT = 1_000_000
+P = ParamSpec("P")
+R = TypeVar("R")
+
+#: In-memory coordinates of a remembered (lazy) cube up to this many elements are
+#: snapshot by value; a cube with a larger one is not remembered.
+SNAPSHOT_LIMIT = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -92,23 +109,40 @@ def lazy(array: Any) -> bool:
 
 
 def immutable(array: Any) -> bool:
-    """Whether ``array``'s values cannot change in place unseen.
+    """Whether ``array``'s values provably cannot change unseen between two calls.
 
-    True for a read-only numpy array that owns its memory, or a read-only view
-    whose every base is a read-only numpy array: writing to it raises, and no
-    writable array shares its memory. True for a dask array: a graph of tasks,
-    whose ``name`` changes when a value is assigned to it (the snapshot keeps
-    the name). A lazy cube reads its store when computed: one changed on disk
-    by another program is not seen (nor was it between two reads of one call).
+    True only for a dask array whose graph holds no in-memory numpy data
+    (:data:`IN_MEMORY_BLOCK`; e.g. a cube opened lazily from a store): a
+    graph of tasks, whose ``name`` changes when a value is assigned to it (the
+    snapshot keeps the name). False for every numpy array, read-only or not:
+    numpy lets anyone make a read-only array that owns its memory writable
+    again (``setflags(write=True)``), and a ctypes pointer writes to any
+    array; and False for a dask array made from one (``cube.chunk()``), whose
+    blocks are numpy arrays held by the graph. A lazy cube reads its store
+    when computed: one changed on disk by another program is not seen (nor
+    was it between two reads of one call).
     """
-    if lazy(array):
-        return True
-    while isinstance(array, np.ndarray):
-        if array.flags.writeable:
-            return False
-        if array.base is None:
-            return True
-        array = array.base
+    return lazy(array) and not _holds_arrays(array)
+
+
+#: A numpy array of this many values or more, or of three dims or more, in a dask graph
+#: is in-memory data (blocks of a cube, e.g. of ``cube.chunk()``), which its holder can
+#: change; smaller ones are the parameters of a computation (the weights of a contrast).
+IN_MEMORY_BLOCK = 4096
+
+
+def _holds_arrays(array: Any) -> bool:
+    """Whether the graph of the dask array ``array`` holds in-memory data (numpy blocks)."""
+    graph = array.__dask_graph__()
+    layers = getattr(graph, "layers", {None: graph})
+    for layer in layers.values():
+        values = layer.mapping.values() if hasattr(layer, "mapping") else ()
+        for value in values:
+            value = getattr(value, "value", value)  # a task's literal data
+            if isinstance(value, np.ndarray) and (
+                value.size >= IN_MEMORY_BLOCK or value.ndim >= 3
+            ):
+                return True
     return False
 
 
@@ -130,10 +164,13 @@ class _Snapshot:
 def _coordinate(var: xr.Variable) -> tuple[str, tuple[Hashable, ...], np.dtype, Any] | None:
     """Return how to recognise a coordinate later (None: it cannot be proved unchanged).
 
-    An immutable array is recognised by identity; an index (immutable in
-    xarray) or a small writable array by a copy of its values.
+    A lazy coordinate is recognised by its graph's name (as the cube's data);
+    an in-memory one by a copy of its values (a read-only array can be made
+    writable again: its identity proves nothing).
     """
-    if not isinstance(var, xr.IndexVariable) and immutable(var.data):
+    if not isinstance(var, xr.IndexVariable) and lazy(var.data):
+        if not immutable(var.data):
+            return None
         return "ref", var.dims, var.dtype, (var.data, _token(var.data))
     if isinstance(var, xr.IndexVariable) or var.size <= SNAPSHOT_LIMIT:
         return "value", var.dims, var.dtype, np.array(var.values, copy=True)
@@ -178,7 +215,8 @@ def _copy_value(value: Any) -> Any:
 
 def _snapshot(cube: xr.DataArray) -> _Snapshot | None:
     data = cube.data
-    if not immutable(data):
+    # a score cube (no example dim) is small and validated quickly: never remembered
+    if not immutable(data) or not {EXAMPLE, "slot"} & set(cube.dims):
         return None
     snap = _Snapshot(data, _token(data), cube.name, cube.dims, cube.dtype, _copy_attrs(cube.attrs))
     for name, var in cube.coords.variables.items():
@@ -195,7 +233,8 @@ def _token(data: Any) -> str | None:
 
 
 def _matches(cube: xr.DataArray, snap: _Snapshot) -> bool:
-    if cube.data is not snap.data or not immutable(snap.data) or _token(snap.data) != snap.token:
+    # a graph cannot change but by an assignment, which changes its name
+    if cube.data is not snap.data or _token(snap.data) != snap.token:
         return False
     if not (
         _same(cube.name, snap.name)
@@ -213,7 +252,7 @@ def _matches(cube: xr.DataArray, snap: _Snapshot) -> bool:
         if how == "ref":
             if isinstance(var, xr.IndexVariable) or var.data is not value[0]:
                 return False
-            if not immutable(value[0]) or _token(value[0]) != value[1]:
+            if _token(value[0]) != value[1]:
                 return False
         elif not _same(np.asarray(var.values), value):
             return False
@@ -223,13 +262,17 @@ def _matches(cube: xr.DataArray, snap: _Snapshot) -> bool:
 # id(cube) -> (weak reference to the cube, snapshot, facts); an entry leaves with its cube
 _REGISTRY: dict[int, tuple[weakref.ref, _Snapshot, Facts]] = {}
 
+# the cubes validated or made within a caller's call (:func:`call`): id -> (cube, facts)
+_Made = dict[int, tuple[xr.DataArray, Facts]]
+_CALL: ContextVar[_Made | None] = ContextVar("cvstats_cubes_of_the_call", default=None)
+
 
 def _forget(key: int) -> None:
     _REGISTRY.pop(key, None)
 
 
 def remember(cube: xr.DataArray, facts: Facts) -> bool:
-    """Remember that ``cube`` passed validation, if it provably cannot change unseen.
+    """Remember that ``cube`` passed validation, while that provably still holds.
 
     Parameters
     ----------
@@ -242,17 +285,57 @@ def remember(cube: xr.DataArray, facts: Facts) -> bool:
     Returns
     -------
     bool
-        Whether the cube was remembered: only a cube whose data is an immutable
-        numpy array (:func:`immutable`) and whose large coordinates are immutable
-        too.
+        Whether the cube was remembered: for the process, a cube whose data is
+        immutable (:func:`immutable`: lazy, from a store) and whose coordinates
+        can be snapshot; within a :func:`call`, any cube, until the call ends.
     """
+    made = _CALL.get()
+    if made is not None:
+        made[id(cube)] = (cube, facts)
     snap = _snapshot(cube)
     if snap is None:
-        return False
+        return made is not None
     key = id(cube)
     _REGISTRY[key] = (weakref.ref(cube), snap, facts)
     weakref.finalize(cube, _forget, key)
     return True
+
+
+@contextmanager
+def call() -> Iterator[None]:
+    """Within the block, the cubes validated or made by the library are known valid.
+
+    For a public function that validates a cube, or makes one from a
+    validated cube, and reads it again before it returns (``compare`` makes
+    its contrast cube from a formula): what :func:`remember` records in the
+    block is recalled in the block, and forgotten when it ends, so that a
+    cube the caller may change between two calls is read again by the next.
+    Nested blocks share the outer one's cubes.
+    """
+    if _CALL.get() is not None:
+        yield
+        return
+    token = _CALL.set({})
+    try:
+        yield
+    finally:
+        _CALL.reset(token)
+
+
+def in_call() -> bool:
+    """Whether a :func:`call` is active: what is remembered now is recalled before it ends."""
+    return _CALL.get() is not None
+
+
+def in_one_call(func: Callable[P, R]) -> Callable[P, R]:
+    """Run ``func`` in a :func:`call` (a decorator for the public functions that need it)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with call():
+            return func(*args, **kwargs)
+
+    return wrapper
 
 
 # the cubes trusted within a caller's block: id -> (cube, facts, split-means cache)
@@ -265,15 +348,24 @@ def _scoped(cube: xr.DataArray) -> tuple[xr.DataArray, Facts, dict[Any, Any]] | 
     return entry if entry is not None and entry[0] is cube else None
 
 
-def recall(cube: xr.DataArray) -> Facts | None:
-    """Return the facts of ``cube`` if it is known valid (in a :func:`scope`, or remembered).
+def _made(cube: xr.DataArray) -> Facts | None:
+    entry = (_CALL.get() or {}).get(id(cube))
+    return entry[1] if entry is not None and entry[0] is cube else None
 
-    A remembered cube is known only while it matches its snapshot; one that
-    changed is forgotten.
+
+def recall(cube: xr.DataArray) -> Facts | None:
+    """Return the facts of ``cube`` if it is known valid, else None.
+
+    Known valid: trusted in a :func:`scope`, validated or made in the current
+    :func:`call`, or remembered for the process. A remembered cube is known
+    only while it matches its snapshot; one that changed is forgotten.
     """
     scoped = _scoped(cube)
     if scoped is not None:
         return scoped[1]
+    made = _made(cube)
+    if made is not None:
+        return made
     entry = _REGISTRY.get(id(cube))
     if entry is None:
         return None
@@ -316,13 +408,13 @@ def scoped_cache(cube: xr.DataArray) -> dict[Any, Any] | None:
 def settle(cube: xr.DataArray, facts: Facts) -> None:
     """Record what a caller established about ``cube`` since it was known (finiteness).
 
-    Updates the facts of ``cube`` in the current :func:`scope` and, if it is
-    remembered, in the registry.
+    Updates the facts of ``cube`` in the current :func:`scope` and :func:`call`
+    and, if it is remembered, in the registry.
     """
     scoped = _scoped(cube)
     if scoped is not None:
         current = _SCOPE.get()
         assert current is not None
         current[id(cube)] = (cube, facts, scoped[2])
-    if id(cube) in _REGISTRY and recall(cube) is not None:
+    if _made(cube) is not None or (id(cube) in _REGISTRY and recall(cube) is not None):
         remember(cube, facts)

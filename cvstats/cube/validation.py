@@ -58,7 +58,8 @@ def validated(cube: xr.DataArray, *, defer_finite: bool = False) -> Facts:
     again, but for the finiteness of a lazy contrast cube (``Facts.finite`` False),
     checked here in one read unless ``defer_finite`` (the caller checks it from
     the split means it computes anyway: :func:`check_finite_means`). A cube that
-    cannot change in place is remembered after it passes.
+    passes is remembered (:func:`cvstats.cube.known.remember`: for the current
+    call, and for the process only if it cannot change unseen).
 
     Raises
     ------

@@ -20,7 +20,7 @@ import xarray as xr
 
 from cvstats.cube import unit_dim
 from cvstats.cube.formula import contrasts, parse_formula, select_loss
-from cvstats.cube.known import Facts, recall, scope, settle
+from cvstats.cube.known import Facts, in_one_call, recall, scope, settle
 from cvstats.cube.schema import CONTRAST, EXAMPLE, MODEL, N_TEST, SPLIT
 from cvstats.cube.score import examples_refusal, is_score
 from cvstats.cube.validation import check_finite_means, validated
@@ -577,6 +577,7 @@ def _method_names(
     return names, []
 
 
+@in_one_call  # the contrast cube made from a formula is validated once in the call
 def compare(
     formula: str | xr.DataArray,
     data: xr.DataArray | xr.Dataset | None = None,

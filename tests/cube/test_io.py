@@ -10,6 +10,8 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import dask.array as da
@@ -551,17 +553,40 @@ def test_writer_failing_halfway_keeps_previous_file(tmp_path, monkeypatch, suffi
 
 
 @pytest.mark.parametrize("suffix", SUFFIXES)
-def test_real_writer_failing_midway_keeps_previous_file(tmp_path, suffix):
-    # A dask-backed cube whose last chunk fails to compute once writing has begun.
+def test_real_writer_failing_midway_keeps_previous_file(tmp_path, suffix, monkeypatch):
+    """A dask-backed cube whose last chunk fails while another chunk is still being written.
+
+    The last chunk fails once the first is being computed, and the first waits
+    until the failed save has deleted its temporary (or 2 s, whichever comes
+    first) before it is written: were it still running when the save cleans
+    up, it would recreate the temporary store. The order is forced, so the
+    outcome does not depend on the threads' timing (issue 26: this test was
+    flaky, and the race was real).
+    """
     old = make_cube(seed=1)
     path = save(old, tmp_path / f"cube{suffix}")
     new = make_cube(seed=2)
     pattern = f".{path.name}.tmp-*"
+    removed = threading.Event()
+    real_remove = cvstats.cube.files._remove
+
+    def remove(target):
+        real_remove(target)
+        removed.set()
+
+    monkeypatch.setattr(cvstats.cube.files, "_remove", remove)
+
+    started = threading.Event()
 
     def compute_block(block, block_info=None):
-        last = block_info[0]["chunk-location"][0] == block_info[0]["num-chunks"][0] - 1
-        if last and any(tmp_path.glob(pattern)):
-            raise RuntimeError("learner crashed")
+        where = block_info[0]["chunk-location"][0]
+        if any(tmp_path.glob(pattern)):  # writing (validation computes it first)
+            if where == block_info[0]["num-chunks"][0] - 1:
+                started.wait(timeout=2.0)  # the first chunk is being written
+                raise RuntimeError("learner crashed")
+            if where == 0:
+                started.set()
+                removed.wait(timeout=2.0)
         return block
 
     data = da.from_array(new.values, chunks=(1, -1, -1))
@@ -569,6 +594,7 @@ def test_real_writer_failing_midway_keeps_previous_file(tmp_path, suffix):
     with pytest.raises(StorageError, match="RuntimeError: learner crashed") as info:
         save(new.copy(data=data), path, overwrite=True)
     assert isinstance(info.value.__cause__, RuntimeError)
+    time.sleep(0.2)  # a chunk written after the clean-up would show now
     assert_exact(open_cube(path), as_saved(old))
     assert [p.name for p in tmp_path.iterdir()] == [path.name]
 

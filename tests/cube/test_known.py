@@ -1,25 +1,29 @@
-"""A cube validated once is not re-read while it provably stays the same (issue 16).
+"""A cube validated once is not re-read while it provably stays the same (issues 16, 26).
 
-``cvstats.cube.known`` remembers a cube whose values cannot change in place
-(the read-only contrast cubes of ``pairwise``/``contrasts``) together with a
-snapshot of everything else validation reads; ``compare`` trusts its cube
-within the call and shares the split means among its methods. These tests
-check that the proof is sound (any change is seen and the cube is validated
-again), that the fast paths compute the same numbers as the general ones, and
-that the in-memory and dask validations name the same problems.
+``cvstats.cube.known`` remembers a lazy cube (a dask graph, renamed by any
+assignment) together with a snapshot of everything else validation reads;
+``compare`` trusts the cubes it validates or makes within the call and shares
+the split means among its methods; an in-memory cube, even a read-only
+contrast cube, is validated again by every call (numpy lets anyone make it
+writable again). These tests check that the proof is sound (any change is
+seen and the cube is validated again), that the fast paths compute the same
+numbers as the general ones, and that the in-memory and dask validations
+name the same problems.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 
 import cvstats
 from cvstats import CubeError, designs
-from cvstats.cube.known import Facts, immutable, recall, scope, scoped_cache
+from cvstats.cube.known import Facts, call, immutable, recall, scope, scoped_cache
 from cvstats.cube.schema import CONTRAST, MODEL
 from cvstats.cube.validation import validated
 from cvstats.inference.blocks import block_sizes, split_means
@@ -47,12 +51,16 @@ def test_a_users_cube_is_not_remembered():
     assert recall(cube) is None
 
 
-def test_pairwise_is_read_only_and_remembered():
+def test_pairwise_is_read_only_and_known_within_a_call_only():
     contrast = cvstats.pairwise(loss_cube(3))
     assert not contrast.data.flags.writeable
-    assert immutable(contrast.data)
-    facts = recall(contrast)
-    assert isinstance(facts, Facts)
+    assert not immutable(contrast.data)  # numpy: setflags(write=True) unlocks it
+    assert recall(contrast) is None  # validated again by the next call
+    with call():
+        contrast = cvstats.pairwise(loss_cube(3))
+        facts = recall(contrast)
+        assert isinstance(facts, Facts)
+    assert recall(contrast) is None
     with pytest.raises(ValueError, match="read-only"):
         contrast.values[0, 0, 0, 0] = 1.0
     # the counts it remembers are those a fresh count of the NaN pattern gives
@@ -83,8 +91,9 @@ def test_subtraction_equals_the_weighted_sum(models):
 
 def test_treatment_contrasts_keep_the_same_values():
     cube = loss_cube(3)
-    got = cvstats.contrasts("loss ~ model", cube)
-    assert recall(got) is not None
+    with call():
+        got = cvstats.contrasts("loss ~ model", cube)
+        assert recall(got) is not None
     models = [cube.isel(model=k, drop=True) for k in range(3)]
     want = [models[0], models[1] - models[0], models[2] - models[0]]
     for k, w in enumerate(want):
@@ -93,8 +102,9 @@ def test_treatment_contrasts_keep_the_same_values():
 
 def test_general_weights_go_through_einsum_and_are_remembered():
     cube = loss_cube(3)
-    got = cvstats.contrasts("loss ~ C(model, contr.sum)", cube)
-    assert recall(got) is not None
+    with call():
+        got = cvstats.contrasts("loss ~ C(model, contr.sum)", cube)
+        assert recall(got) is not None
     mean = cube.mean(MODEL)
     np.testing.assert_allclose(got.isel(contrast=0, drop=True), mean, rtol=1e-14)
 
@@ -106,7 +116,33 @@ def test_the_users_cube_is_left_alone():
     assert cube.data.flags.writeable and cube["in_train"].values.flags.writeable
     cube["in_train"].values[...] = ~before  # the user changes their own cube
     np.testing.assert_array_equal(contrast["in_train"].values, before)
-    assert recall(contrast) is not None
+    cvstats.validate(contrast)
+
+
+def alias(array: np.ndarray) -> np.ndarray:
+    """A writable numpy array on the memory of ``array``, through a ctypes pointer."""
+    raw = (ctypes.c_char * array.nbytes).from_address(array.ctypes.data)
+    return np.frombuffer(raw, dtype=array.dtype).reshape(array.shape)
+
+
+def unlocked(array: np.ndarray) -> np.ndarray:
+    """``array`` made writable by ``setflags`` where numpy allows it, else its ctypes alias."""
+    try:
+        array.setflags(write=True)
+    except ValueError:  # a read-only view of another array: no flag to flip
+        return alias(array)
+    return array
+
+
+@pytest.fixture
+def lazy_contrast(tmp_path):
+    """The contrast cube of a cube opened lazily from a zarr store: remembered for the process."""
+    pytest.importorskip("dask")
+    path = tmp_path / "cube.zarr"
+    cvstats.save(loss_cube(), path)
+    cube = cvstats.open_cube(path, chunks={"dataset": 1})
+    yield cvstats.pairwise(cube)
+    cube.close()
 
 
 @pytest.mark.parametrize(
@@ -115,12 +151,12 @@ def test_the_users_cube_is_left_alone():
         "attrs",
         "coordinate replaced",
         "coordinate changed in place",
+        "coordinate changed through a ctypes alias",
         "name",
-        "made writable and changed",
     ],
 )
-def test_any_change_is_seen_and_validated_again(change):
-    contrast = cvstats.pairwise(loss_cube())
+def test_any_change_is_seen_and_validated_again(change, lazy_contrast):
+    contrast = lazy_contrast
     assert recall(contrast) is not None
     if change == "attrs":
         contrast.attrs["n"] = 3  # n_train >= n: invalid
@@ -129,22 +165,106 @@ def test_any_change_is_seen_and_validated_again(change):
         contrast["n_train"] = ("split", np.zeros(contrast.sizes["split"], dtype=np.int64))
         match = "n_train = 0 < 1"
     elif change == "coordinate changed in place":
-        # a small coordinate of ours is read-only too; the snapshot would see a change
-        with pytest.raises(ValueError, match="read-only"):
-            contrast["n_train"].values[0] = 0
-        return
-    elif change == "name":
+        unlocked(contrast["n_train"].variable.data)[0] = 0
+        match = "n_train = 0 < 1"
+    elif change == "coordinate changed through a ctypes alias":
+        alias(contrast["n_train"].variable.data)[0] = 0
+        match = "n_train = 0 < 1"
+    else:
         contrast.name = None
         match = "no name"
-    else:
-        contrast.data.setflags(write=True)
-        first = int(np.argmax(~np.isnan(contrast.values[0, 0, :, 0])))
-        contrast.values[0, 0, first, 0] = np.inf
-        match = "infinite"
     assert recall(contrast) is None
     with pytest.raises(CubeError, match=match):
         cvstats.validate(contrast)
     with pytest.raises(CubeError, match=match):
+        cvstats.corrected_resampled_t(contrast)
+
+
+def _outcome(run, cube: xr.DataArray) -> object:
+    """The frame of ``run(cube)``, or the message of the CubeError it raises."""
+    try:
+        return run(cube).to_frame()
+    except CubeError as e:
+        return str(e)
+
+
+def _tested(cube: xr.DataArray, dataset: int, split: int) -> int:
+    return int(np.argmax(~np.isnan(cube.values[dataset, split, :, 0])))
+
+
+def _change_in_place(contrast: xr.DataArray, change: str) -> None:
+    """Change ``contrast`` in place as a user could, locking it again afterwards."""
+    if change == "ctypes alias":  # no flag touched at all
+        alias(contrast.data)[..., 0] *= 3.0
+        return
+    if change in ("n_train", "in_train"):
+        values = contrast[change].variable.data
+    else:
+        values = contrast.data
+    writable_values = unlocked(values)
+    if change == "scaled":
+        writable_values[..., 0] *= 3.0
+    elif change in ("inf", "nan"):
+        writable_values[1, 2, _tested(contrast, 1, 2), 0] = np.inf if change == "inf" else np.nan
+    elif change == "n_train":
+        writable_values -= 1  # a valid size, which the correction reads (n2 / n1)
+    else:  # in_train: a training example of split 0 is no longer one
+        writable_values[0, int(np.argmax(values[0]))] = False
+    values.setflags(write=False)
+
+
+@pytest.mark.parametrize("change", ["scaled", "inf", "nan", "n_train", "in_train", "ctypes alias"])
+@pytest.mark.parametrize(
+    "run",
+    [cvstats.corrected_resampled_t, cvstats.compare, cvstats.conservative_z],
+    ids=["corrected_resampled_t", "compare", "conservative_z"],
+)
+def test_a_result_comes_from_the_values_the_call_reads(change, run):
+    """Issue 26: unlock a read-only contrast cube, change it, lock it again: never stale."""
+    d = designs.nadeau_bengio(30, 6, J=4, M=3, R=3, seed=5)
+    losses = np.random.default_rng(11).gamma(2.0, 0.5, size=(3, d.sizes["split"], 30, 3))
+    cube = cvstats.from_arrays(
+        losses, design=d, models=["x", "y", "z"], name="loss", extra_dims=["site"]
+    )
+    cube = cube.drop_vars("n_train").assign_coords(n_train=("split", coord_values(cube)))
+    contrast = cvstats.pairwise(cube)
+    before = _outcome(run, contrast)  # validated (and formerly remembered) here
+    assert not isinstance(before, str)
+    _change_in_place(contrast, change)
+    assert not contrast.data.flags.writeable
+    fresh = contrast.copy(deep=True)  # the values as they are now, in a cube never seen
+    got, want = _outcome(run, contrast), _outcome(run, fresh)
+    if isinstance(want, str):
+        assert got == want
+        return
+    assert not isinstance(got, str)
+    pd.testing.assert_frame_equal(got, want)
+    changed = ~np.isclose(got.select_dtypes(float), before.select_dtypes(float)).all()
+    assert changed  # the change matters: an old result would have failed above
+
+
+def coord_values(cube: xr.DataArray) -> np.ndarray:
+    """The cube's ``n_train``, in an array that owns its memory (setflags can unlock it)."""
+    return np.array(cube["n_train"].values, copy=True)
+
+
+def test_a_dask_cube_over_numpy_blocks_is_read_again():
+    """A lazy cube whose graph holds its blocks as numpy arrays is validated by every call."""
+    da = pytest.importorskip("dask.array")
+    lazy_cube = loss_cube().copy(data=da.from_array(loss_cube().values, chunks=(1, -1, -1, -1)))
+    contrast = cvstats.pairwise(lazy_cube)
+    cvstats.corrected_resampled_t(contrast).to_frame()
+    assert recall(contrast) is None and recall(lazy_cube) is None
+    blocks = [
+        value
+        for layer in lazy_cube.data.__dask_graph__().layers.values()
+        for value in layer.mapping.values()
+        if isinstance(value, np.ndarray) and value.ndim == 4
+    ]
+    assert len(blocks) == lazy_cube.sizes["dataset"]
+    # whoever holds a block (it is a numpy array) can change it
+    unlocked(blocks[1])[0, 0, _tested(loss_cube(), 1, 0), 0] = np.inf
+    with pytest.raises(CubeError, match="infinite"):
         cvstats.corrected_resampled_t(contrast)
 
 
@@ -298,7 +418,8 @@ def _first_tested(cube: xr.DataArray) -> int:
 
 def test_a_lazy_contrast_overflowing_where_the_means_do_not_show_it_is_refused():
     """Two examples whose differences overflow in opposite directions: finite model means."""
-    pytest.importorskip("dask")
+    dask = pytest.importorskip("dask")
+    pytest.importorskip("dask.array")
     d = designs.resampled(20, 2, J=3, seed=0)
     losses = np.zeros((3, 20, 2))
     cube = cvstats.from_arrays(np.ones((3, 20, 2)), design=d, models=["a", "b"], name="loss")
@@ -307,7 +428,9 @@ def test_a_lazy_contrast_overflowing_where_the_means_do_not_show_it_is_refused()
         e1, e2 = np.flatnonzero(mask[j, :, 0])[:2]
         losses[j, e1] = [9e307, -9e307]
         losses[j, e2] = [-9e307, 9e307]
-    cube = cube.copy(data=np.where(mask, losses, np.nan)).chunk()
+    # a lazy cube over a source that is no numpy array: remembered, as a store would be
+    source = Counting(np.where(mask, losses, np.nan))
+    cube = cube.copy(data=dask.array.from_array(source, chunks=-1))
     contrast = cvstats.pairwise(cube)
     facts = recall(contrast)
     assert not facts.finite  # the bound cannot prove it

@@ -458,6 +458,89 @@ def test_overwrite_replaces_cvstats_files_of_either_layout(tmp_path, suffix):
     assert sorted(os.listdir(tmp_path)) == [path.name]
 
 
+ADDED = [
+    "zarr array",  # zarr's own API: no dimension names (open_cube refuses the store)
+    "zarr array with dims",
+    "zarr group",
+    "xarray variable",  # appended with xarray, the store's attrs kept (open_cube reads it)
+    "netCDF variable",
+    "netCDF group",
+]
+
+
+def _add_foreign(path: Path, kind: str, values: np.ndarray) -> None:
+    """Add an array (or a group holding one) of the user's own to a file cvstats wrote."""
+    if kind.startswith("zarr"):
+        import zarr
+
+        group = zarr.open_group(path, mode="a")
+        if kind == "zarr group":
+            group = group.create_group("mine")
+        dims = ["t"] if kind == "zarr array with dims" else None
+        group.create_array("scores", data=values, dimension_names=dims)
+    elif kind == "xarray variable":
+        import zarr
+
+        attrs = zarr.open_group(path, mode="r").attrs.asdict()  # with its `coordinates`
+        xr.Dataset({"scores": ("t", values)}, attrs=attrs).to_zarr(
+            path, mode="a", consolidated=False
+        )
+    else:
+        import h5netcdf
+
+        with h5netcdf.File(path, "a") as file:
+            where = file.create_group("mine") if kind == "netCDF group" else file
+            where.dimensions["t"] = values.size
+            where.create_variable("scores", ("t",), values.dtype)[:] = values
+
+
+def _read_foreign(path: Path, kind: str) -> np.ndarray:
+    if kind.startswith("zarr"):
+        import zarr
+
+        group = zarr.open_group(path, mode="r")
+        return np.asarray((group["mine"] if kind == "zarr group" else group)["scores"][:])
+    if kind == "xarray variable":
+        return xr.open_zarr(path, consolidated=False)["scores"].values
+    import h5netcdf
+
+    with h5netcdf.File(path, "r") as file:
+        where = file.groups["mine"] if kind == "netCDF group" else file
+        return np.asarray(where.variables["scores"][:])
+
+
+@pytest.mark.parametrize("kind", ADDED)
+@pytest.mark.parametrize("layout", ["save", "save_compact"])
+def test_overwrite_refuses_a_cvstats_file_holding_the_users_arrays(tmp_path, kind, layout):
+    """Issue 26: a cvstats file with an array of the user's own is not wiped by overwrite."""
+    suffix = ".nc" if kind.startswith("netCDF") else ".zarr"
+    old = make_cube(seed=7, J=3, n=12)
+    path = tmp_path / f"results{suffix}"
+    if layout == "save":
+        cvstats.save(old, path)
+    else:
+        save_compact(to_compact(old), path)
+    values = np.linspace(0.25, 0.75, 5)
+    _add_foreign(path, kind, values)
+    name = "group 'mine'" if kind.endswith("group") else "array 'scores'"
+    for write in (
+        lambda: cvstats.save(make_cube(seed=8), path, overwrite=True),
+        lambda: save_compact(to_compact(make_cube(seed=8)), path, overwrite=True),
+    ):
+        with pytest.raises(
+            StorageError,
+            match=rf"holds a cube written by cvstats \('loss'\) and also {name}, which "
+            r"cvstats did not write; overwriting it would delete them\. Move them",
+        ):
+            write()
+        np.testing.assert_array_equal(_read_foreign(path, kind), values)
+    assert sorted(os.listdir(tmp_path)) == [path.name]
+    if kind in ("xarray variable", "netCDF variable", "netCDF group", "zarr array with dims"):
+        opened = cvstats.open_cube(path) if layout == "save" else open_compact(path)
+        if layout == "save":
+            assert_exact(opened, as_saved(old))
+
+
 # --------------------------------------------------------------------------
 # FIFOs and other special files
 # --------------------------------------------------------------------------
