@@ -18,7 +18,7 @@ From a pilot of many datasets, the power and size of the corrected resampled t c
 come from the pilot's datasets themselves, without Lemma 2 (``power_model="pilot"``,
 docs/theory.md §10, "The pilot power model").
 
-The parts (a package since issue 27): :mod:`~cvstats.across.plan.options` (the constants
+The parts: :mod:`~cvstats.across.plan.options` (the constants
 and argument checks), :mod:`~cvstats.across.plan.pilot` (what the pilot gives: ``S²``, the
 halves' variances, ``ρ``), :mod:`~cvstats.across.plan.power` (the Gaussian and the pilot
 power models) and :mod:`~cvstats.across.plan.design` (the search over ``J``, the knee and
@@ -287,30 +287,31 @@ def plan(
     alpha, targets, knee_tolerance, (param, param_values) = _plan_iv(
         pilot, method, power_model, alpha, target_width, effect, power, knee_tolerance, M, R
     )
-    first = read_pilot(pilot)
-    design = planned_design(method, first, n_test)
+    # the steps run in this order, which is the order of the errors a bad input gets
+    main = read_pilot(pilot)  # the pilot's main block: S² and its degrees of freedom
+    design = planned_design(method, main, n_test)
     model, model_note = choose_power_model(
         power_model,
         method,
-        first.means,
-        first.n_datasets,
-        first.J,
+        main.means,
+        main.n_datasets,
+        main.J,
         rho_given=rho is not None,
-        n2_changed=design.n2 != first.n2,
+        n2_changed=design.n2 != main.n2,
     )
     pilot_model = None
     if model == "pilot":
         pilot_model = pilot_model_of(
-            first.means, first.s2, first.n_datasets, first.J, design.c_test, alpha
+            main.means, main.s2, main.n_datasets, main.J, design.c_test, alpha
         )
-    s2, carry_note = carried_s2(first, design.n2)
+    s2, carry_note = carried_s2(main, design.n2)
     cz = method == "conservative_z"
-    halves = half_variance(first.units, design.n2, first.n_datasets) if cz else None
+    halves = half_variance(main.units, design.n2, main.n_datasets) if cz else None
     rho_model = estimate_rho(
-        rho, first, s2, c=design.c, rho0=design.rho0, kfold=design.kfold, alpha=alpha
+        rho, main, s2, c=design.c, rho0=design.rho0, kfold=design.kfold, alpha=alpha
     )
     note = join_notes(
-        first.note,
+        main.note,
         model_note,
         carry_note,
         halves_note(halves) if halves else "",
@@ -335,13 +336,13 @@ def plan(
     Jg = grid_of(found, design)
     ks = (rho_model.k, rho_model.k_lo, rho_model.k_hi)
     return plan_result(
-        pilot=first,
+        pilot=main,
         design=design,
         rho=rho_model,
         var=var,
         found=found,
         Jg=Jg,
-        curves=grid_curves(var, Jg, ks, first.df, effect, pilot_model),
+        curves=grid_curves(var, Jg, ks, main.df, effect, pilot_model),
         limits=limits(var, rho_model.k, effect, pilot_model),
         param=param,
         targets=targets,
