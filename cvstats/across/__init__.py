@@ -10,7 +10,8 @@ Layer 6 of cvstats (see ``docs/architecture.md``). What lives here:
 * :mod:`~cvstats.across.conditional` — conditional vs unconditional error;
 * :mod:`~cvstats.across.ranks` — Friedman, Wilcoxon and critical differences (Demšar, 2006);
 * :mod:`~cvstats.across.plan` — planning an experiment from a pilot (how many splits for
-  a target width or power; docs/theory.md §10).
+  a target width or power; docs/theory.md §10), a package of the pilot's estimates
+  (``pilot``), the power models (``power``) and the search over designs (``design``).
 
 May import every layer below (data model, designs, kernels, results, inference);
 never reporting, the studies or the CLI.

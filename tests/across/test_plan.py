@@ -924,7 +924,7 @@ def test_the_mixture_of_three_datasets_against_scipy():
          [1.5, 0.2, 2.8, -0.4, 1.9, 0.7],
          [-0.1, 0.05, 0.2, -0.15, 0.12, 0.0]]
     )  # fmt: skip
-    model = cvstats.across.plan._PilotModel(x[None], c_test=C, alpha=0.05)
+    model = cvstats.across.plan.power.PilotModel(x[None], c_test=C, alpha=0.05)
     for J in (9, 40):
         for delta in (0.6, -0.6, 0.0):
             p = mixture_by_hand(x, J, delta)
@@ -959,8 +959,10 @@ def test_the_pilot_model_by_hand():
     # J = J_p: each dataset's own test; J < J_p: the module's random subsets of its splits
     for delta, field in ((EFFECT, res.power), (0.0, res.size)):
         assert f(field.sel(J=J_p)) == pytest.approx(rejects(x, delta).mean())
-        rng = np.random.default_rng(cvstats.across.plan._SUBSET_SEED)
-        perms = rng.permuted(np.tile(np.arange(J_p), (cvstats.across.plan._SUBSETS, 1)), axis=1)
+        rng = np.random.default_rng(cvstats.across.plan.power.SUBSET_SEED)
+        perms = rng.permuted(
+            np.tile(np.arange(J_p), (cvstats.across.plan.power.SUBSETS, 1)), axis=1
+        )
         for J in (2, 3, 4):
             by_subset = [rejects(x[:, perm[:J]], delta) for perm in perms]
             assert f(field.sel(J=J)) == pytest.approx(np.mean(by_subset))
