@@ -1,38 +1,29 @@
-"""cvstats: honest inference about generalization error from cross-validation."""
+"""cvstats: honest inference about generalization error from cross-validation.
+
+``import cvstats`` loads only the foundation (the errors, the options, the
+version); the first use of any other public name (``cvstats.compare``,
+``from cvstats import *``, ...) imports the whole API, as ``import cvstats``
+used to (PEP 562 module ``__getattr__``). So ``import cvstats.kernels``, which
+runs this file first, loads the numeric layer without xarray or pandas.
+
+The ``cube.cvstats`` accessor of xarray DataArrays is registered as soon as both
+cvstats and xarray are imported, in either order: at once if xarray already is,
+else right after xarray's own import (a one-shot import hook), so a cube read
+with plain xarray after ``import cvstats`` has it too. See
+``docs/architecture.md`` (the API layer).
+"""
 
 from __future__ import annotations
 
-from cvstats import designs
+import contextlib
+import importlib
+import importlib.util
+import sys
+from importlib.machinery import ModuleSpec
+from types import ModuleType
+from typing import Any
+
 from cvstats._version import __version__
-from cvstats.across.conditional import (
-    WinnerTable,
-    cv_bias,
-    cv_estimates,
-    variance_decomposition,
-    winner_table,
-)
-from cvstats.across.kfold_variance import kfold_moments, kfold_statistics, quadratic_estimator_bias
-from cvstats.across.lemma1 import fit_lemma1
-from cvstats.across.plan import plan
-from cvstats.across.ranks import (
-    FriedmanResult,
-    PairwiseResult,
-    RankReport,
-    WilcoxonResult,
-    cd_diagram,
-    friedman_test,
-    pairwise_wilcoxon,
-    rank_report,
-    wilcoxon_test,
-)
-from cvstats.across.rho import fit_r, fit_rho
-from cvstats.cube import compact, from_arrays, from_frame, validate
-from cvstats.cube.compact import compact_cube, from_compact, open_compact, save_compact, to_compact
-from cvstats.cube.formula import contrast_matrix, contrasts, pairwise, parse_formula
-from cvstats.cube.score import from_scores
-from cvstats.cube.storage import open_cube, save
-from cvstats.designs.collect import collect
-from cvstats.designs.cv_results import from_cv_results
 from cvstats.errors import (
     ArgumentError,
     CubeError,
@@ -44,29 +35,149 @@ from cvstats.errors import (
     StorageError,
     ZeroVarianceWarning,
 )
-from cvstats.inference import (
-    bootstrap_t,
-    combined_5x2cv_f,
-    conservative_z,
-    corrected_bootstrap_t,
-    corrected_repeated_kfold_t,
-    corrected_resampled_t,
-    dietterich_5x2cv,
-    holdout_t,
-    kfold_t,
-    mcnemar,
-    resampled_t,
-)
-from cvstats.inference.bayes import BayesianResult, bayesian_correlated_t
-from cvstats.inference.bayle import bayle_cv
-from cvstats.inference.nested import nested_cv_interval
 from cvstats.options import get_options, set_options
-from cvstats.reporting import accessor as _accessor  # noqa: F401 (registers cube.cvstats)
-from cvstats.reporting.compare import ComparisonTable, compare
-from cvstats.reporting.describe import CubeDescription, describe
-from cvstats.reporting.tables import PublicationTable, nadeau_bengio_table, publication_table
-from cvstats.results import ConfidenceInterval, InferenceResult
-from cvstats.results.plan import PlanResult
+
+#: Where every public name that is not imported above lives, as ``import cvstats`` used
+#: to import it (``compact`` is the module ``cvstats.cube.compact``; importing
+#: ``cvstats.designs`` binds ``designs``, the module).
+_LAZY: dict[str, tuple[str, ...]] = {
+    "cvstats.designs": (),
+    "cvstats.across.conditional": (
+        "WinnerTable",
+        "cv_bias",
+        "cv_estimates",
+        "variance_decomposition",
+        "winner_table",
+    ),
+    "cvstats.across.kfold_variance": (
+        "kfold_moments",
+        "kfold_statistics",
+        "quadratic_estimator_bias",
+    ),
+    "cvstats.across.lemma1": ("fit_lemma1",),
+    "cvstats.across.plan": ("plan",),
+    "cvstats.across.ranks": (
+        "FriedmanResult",
+        "PairwiseResult",
+        "RankReport",
+        "WilcoxonResult",
+        "cd_diagram",
+        "friedman_test",
+        "pairwise_wilcoxon",
+        "rank_report",
+        "wilcoxon_test",
+    ),
+    "cvstats.across.rho": ("fit_r", "fit_rho"),
+    "cvstats.cube": ("compact", "from_arrays", "from_frame", "validate"),
+    "cvstats.cube.compact": (
+        "compact_cube",
+        "from_compact",
+        "open_compact",
+        "save_compact",
+        "to_compact",
+    ),
+    "cvstats.cube.formula": ("contrast_matrix", "contrasts", "pairwise", "parse_formula"),
+    "cvstats.cube.score": ("from_scores",),
+    "cvstats.cube.storage": ("open_cube", "save"),
+    "cvstats.designs.collect": ("collect",),
+    "cvstats.designs.cv_results": ("from_cv_results",),
+    "cvstats.inference": (
+        "bootstrap_t",
+        "combined_5x2cv_f",
+        "conservative_z",
+        "corrected_bootstrap_t",
+        "corrected_repeated_kfold_t",
+        "corrected_resampled_t",
+        "dietterich_5x2cv",
+        "holdout_t",
+        "kfold_t",
+        "mcnemar",
+        "resampled_t",
+    ),
+    "cvstats.inference.bayes": ("BayesianResult", "bayesian_correlated_t"),
+    "cvstats.inference.bayle": ("bayle_cv",),
+    "cvstats.inference.nested": ("nested_cv_interval",),
+    "cvstats.reporting.compare": ("ComparisonTable", "compare"),
+    "cvstats.reporting.describe": ("CubeDescription", "describe"),
+    "cvstats.reporting.tables": ("PublicationTable", "nadeau_bengio_table", "publication_table"),
+    "cvstats.results": ("ConfidenceInterval", "InferenceResult"),
+    "cvstats.results.plan": ("PlanResult",),
+}
+
+#: The subpackages ``import cvstats`` bound as attributes; the first one used imports
+#: the whole API (every ``cvstats.<subpackage>.<module>`` reached before still is),
+#: except the kernels, which import alone (numpy and scipy only).
+_SUBPACKAGES = ("across", "cube", "inference", "reporting", "results")
+
+
+def _import_api() -> None:
+    """Import every public name into this module's namespace (a name set already stays)."""
+    namespace = globals()
+    for module_name, names in _LAZY.items():
+        module = importlib.import_module(module_name)
+        for name in names:
+            namespace.setdefault(name, getattr(module, name))
+
+
+def __getattr__(name: str) -> Any:
+    if name == "kernels":
+        return importlib.import_module("cvstats.kernels")
+    if name in __all__ or name in _SUBPACKAGES:
+        _import_api()
+        return globals()[name]
+    raise AttributeError(f"module 'cvstats' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    # what `import cvstats` bound when it imported everything: the public names, the
+    # subpackages and the module's dunders, not this file's helpers
+    dunders = {name for name in globals() if name.startswith("__")}
+    return sorted({*dunders, *__all__, *_SUBPACKAGES, "kernels", "errors", "options"})
+
+
+def _cube_accessor(obj: Any) -> Any:
+    """``cube.cvstats``: :class:`cvstats.reporting.accessor.CvstatsAccessor` of `obj`."""
+    from cvstats.reporting.accessor import CvstatsAccessor
+
+    return CvstatsAccessor(obj)
+
+
+def _register_accessor(xarray: ModuleType) -> None:
+    """Register ``cube.cvstats`` on xarray's DataArray, unless it already is."""
+    if "cvstats" not in vars(xarray.DataArray):
+        xarray.register_dataarray_accessor("cvstats")(_cube_accessor)
+
+
+class _AfterXarrayImport:
+    """A one-shot import hook (:data:`sys.meta_path`): registers the accessor once xarray is.
+
+    It finds xarray's spec with the other finders and runs
+    :func:`_register_accessor` right after xarray's module has executed; it
+    imports nothing of cvstats, so it is safe whichever module imports xarray.
+    """
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> ModuleSpec | None:
+        if fullname != "xarray":
+            return None
+        with contextlib.suppress(ValueError):
+            sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_then_register(module: ModuleType) -> None:
+            exec_module(module)
+            _register_accessor(module)
+
+        spec.loader.exec_module = exec_then_register  # type: ignore[method-assign]
+        return spec
+
+
+if "xarray" in sys.modules:
+    _register_accessor(sys.modules["xarray"])
+else:
+    sys.meta_path.insert(0, _AfterXarrayImport())
 
 __all__ = [
     "get_options",

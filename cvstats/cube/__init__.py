@@ -4,7 +4,8 @@ Layer 1 of cvstats (see ``docs/architecture.md``). What lives here:
 
 * :mod:`~cvstats.cube.schema` — the names of dims, coordinates and attrs;
 * :mod:`~cvstats.cube.checks` — argument and float-range checks shared by every
-  layer (numpy only, so the kernels can use them);
+  layer, re-exported from the foundation module :mod:`cvstats.checks` (numpy only,
+  which the kernels import directly);
 * :mod:`~cvstats.cube.known` — what validation proved about a cube, remembered while
   the cube provably stays the same (read-only contrast cubes) or trusted within a call;
 * :mod:`~cvstats.cube.apply` — :func:`~cvstats.cube.apply.apply_kernel`, the one bridge
@@ -20,9 +21,9 @@ Layer 1 of cvstats (see ``docs/architecture.md``). What lives here:
 * :mod:`~cvstats.cube.files` and :mod:`~cvstats.cube.storage` — safe files, ``save``
   and ``open_cube``.
 
-May import only :mod:`cvstats.errors` and :mod:`cvstats._version` from the rest of
-the package; inside it, in the order listed (schema and checks first, storage
-last), never in a circle.
+May import only the foundation (:mod:`cvstats.errors`, :mod:`cvstats._version`,
+:mod:`cvstats.options`, :mod:`cvstats.checks`) from the rest of the package;
+inside it, in the order listed (schema and checks first, storage last), never in a circle.
 """
 
 from __future__ import annotations

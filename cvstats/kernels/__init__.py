@@ -8,14 +8,19 @@ Test kernels return :class:`StatArrays` ``(estimate, stderr, statistic, df)``
 (or :class:`FArrays`, :class:`McNemarArrays`); p-values and intervals come
 from :mod:`cvstats.kernels.reference`.
 
-Layer 3 of cvstats (see ``docs/architecture.md``). May import numpy and scipy,
-and from the rest of the package only :mod:`cvstats.errors` and the numpy-only
-checks of :mod:`cvstats.cube.checks`; never xarray, pandas or dask.
+The numeric layer of cvstats (see ``docs/architecture.md``). May import numpy and
+scipy, and from the rest of the package only the foundation (:mod:`cvstats.errors`
+and the numpy-only checks of :mod:`cvstats.checks`); never xarray, pandas or dask,
+so that ``import cvstats.kernels`` loads neither (``tests/architecture/test_import_cost.py``).
 """
 
 from __future__ import annotations
 
-from cvstats.cube.checks import ALTERNATIVES, ArgumentError
+from cvstats.checks import ALTERNATIVES, ArgumentError
+
+# every kernel module, so that ``cvstats.kernels.<module>`` resolves after ``import cvstats``
+# as it did when the package root imported the whole API eagerly
+from cvstats.kernels import bayes, bayle, kfold, lemma1, nested, ranks  # noqa: F401
 from cvstats.kernels._core import FArrays, StatArrays
 from cvstats.kernels.correlation import fisher_z_interval, pearson_r
 from cvstats.kernels.fivebytwo import (

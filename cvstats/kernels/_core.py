@@ -7,7 +7,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cvstats.cube.checks import as_float_array, check_float_range, warn_if_zero
+from cvstats.checks import as_float_array, check_float_range, warn_if_zero
 from cvstats.errors import ArgumentError
 
 __all__ = ["StatArrays", "FArrays", "statistic_from_variance"]
@@ -111,7 +111,7 @@ def statistic_from_variance(
     deviations when `centred`, make up ``σ̂²``; `of` names them), a variance
     or estimate that overflowed float64, or a variance that underflowed while
     the values differ, raises a :class:`~cvstats.errors.CubeError` first
-    (:func:`~cvstats.cube.checks.check_float_range`), so that neither
+    (:func:`~cvstats.checks.check_float_range`), so that neither
     a wrong statistic nor a misleading zero-variance warning comes out.
     """
     estimate = as_float_array(estimate, "estimate", min_ndim=0)

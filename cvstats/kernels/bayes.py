@@ -19,7 +19,7 @@ import numpy as np
 import scipy
 from numpy.typing import ArrayLike
 
-from cvstats.cube.checks import (
+from cvstats.checks import (
     ArgumentError,
     as_float_array,
     check_core_length,

@@ -15,7 +15,7 @@ Floating-point range: ``σ̂²`` is a sum of squares, so errors beyond about
 ``1e154`` (or below about ``1e-154``) in absolute value overflow (or
 underflow) float64. :func:`bayle_cv` raises a :class:`~cvstats.errors.CubeError`
 saying how to rescale the losses instead of returning an infinite or zero
-standard error (:func:`~cvstats.cube.checks.check_float_range`); the
+standard error (:func:`~cvstats.checks.check_float_range`); the
 check reads the ``n`` errors again only where ``σ̂²`` is not finite or below
 the smallest normal float64 (also where it is legitimately zero).
 """
@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cvstats.cube.checks import (
+from cvstats.checks import (
     TINY,
     ArgumentError,
     as_float_array,

@@ -25,7 +25,7 @@ import numpy as np
 import scipy
 from numpy.typing import ArrayLike, NDArray
 
-from cvstats.cube.checks import check_int, validate_alpha
+from cvstats.checks import check_int, validate_alpha
 
 __all__ = ["pearson_r", "fisher_z_interval"]
 

@@ -31,7 +31,7 @@ beyond about ``1e77`` (or below about ``1e-77``). :func:`kfold_statistics`,
 :func:`kfold_moments` and :func:`kfold_moments_stderr` raise a
 :class:`~cvstats.errors.CubeError` saying how to rescale the losses instead of
 returning infinite, NaN or zero moments
-(:func:`~cvstats.cube.checks.check_float_range`), from the per-run
+(:func:`~cvstats.checks.check_float_range`), from the per-run
 sums and the leave-one-run-out estimates; the errors are read again only
 where ``Σ e_i²`` is not finite or below the smallest normal float64.
 """
@@ -45,7 +45,7 @@ import numpy as np
 import scipy
 from numpy.typing import ArrayLike, NDArray
 
-from cvstats.cube.checks import (
+from cvstats.checks import (
     TINY,
     ArgumentError,
     as_float_array,

@@ -25,7 +25,7 @@ deviations, and leaves the range beyond about ``1e77`` (or below about
 ``1e-77``). :func:`lemma1_fit` (hence :func:`lemma1_components`) raises a
 :class:`~cvstats.errors.CubeError` saying how to rescale instead of returning
 infinite, NaN or zero estimates and standard errors
-(:func:`~cvstats.cube.checks.check_float_range`), from ``T``, ``δ̂``
+(:func:`~cvstats.checks.check_float_range`), from ``T``, ``δ̂``
 and the ``N x 3`` values ``g_i``; infinite values in ``T`` (e.g. squares that
 overflowed before the fit) are reported the same way.
 """
@@ -38,7 +38,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cvstats.cube.checks import ArgumentError, as_float_array, check_float_range
+from cvstats.checks import ArgumentError, as_float_array, check_float_range
 from cvstats.errors import DesignError, ZeroVarianceWarning
 
 __all__ = [

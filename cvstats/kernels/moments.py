@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cvstats.cube.checks import (
+from cvstats.checks import (
     as_float_array,
     check_core_length,
     check_no_empty_split,

@@ -26,7 +26,7 @@ squares, so losses beyond about ``1e154`` (or below about ``1e-154``) in
 absolute value overflow (or underflow) float64. :func:`nested_terms` raises a
 :class:`~cvstats.errors.CubeError` saying how to rescale the losses instead of
 returning an infinite, NaN or zero standard error
-(:func:`~cvstats.cube.checks.check_float_range`), from the per-fold
+(:func:`~cvstats.checks.check_float_range`), from the per-fold
 means and the variances; the inner losses are read again only where
 ``var(e_in)`` is not finite or below the smallest normal float64.
 """
@@ -38,7 +38,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cvstats.cube.checks import (
+from cvstats.checks import (
     TINY,
     ArgumentError,
     as_float_array,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cvstats.cube.checks import ArgumentError, as_float_array, positive_array
+from cvstats.checks import ArgumentError, as_float_array, positive_array
 from cvstats.kernels.reference import critical_value, survival
 
 __all__ = [

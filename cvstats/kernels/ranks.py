@@ -21,7 +21,7 @@ import numpy as np
 import scipy
 from numpy.typing import ArrayLike
 
-from cvstats.cube.checks import ArgumentError, as_float_array, validate_alpha
+from cvstats.checks import ArgumentError, as_float_array, validate_alpha
 
 __all__ = [
     "FriedmanArrays",

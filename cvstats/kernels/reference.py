@@ -15,7 +15,7 @@ import scipy
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from cvstats.cube.checks import (
+from cvstats.checks import (
     ArgumentError,
     as_float_array,
     validate_alpha,

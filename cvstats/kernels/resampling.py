@@ -10,7 +10,7 @@ Floating-point range: a variance is a sum of squares, so split means beyond
 about ``1e154`` (or below about ``1e-154``) in absolute value overflow (or
 underflow) float64. Every test raises a :class:`~cvstats.errors.CubeError`
 saying how to rescale the losses instead of returning an infinite or zero
-standard error (:func:`~cvstats.cube.checks.check_float_range`).
+standard error (:func:`~cvstats.checks.check_float_range`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cvstats.cube.checks import (
+from cvstats.checks import (
     ArgumentError,
     as_float_array,
     check_core_length,

@@ -1,7 +1,8 @@
 """The ``.cvstats`` accessor of xarray DataArrays: ``cube.cvstats.describe()`` and friends.
 
-Importing :mod:`cvstats` registers it (:func:`xarray.register_dataarray_accessor`),
-so that every cube offers
+:mod:`cvstats` registers it (:func:`xarray.register_dataarray_accessor`) as soon
+as both cvstats and xarray are imported, in either order, and imports this module
+when a cube first uses it (``cvstats/__init__.py``), so that every cube offers
 
 * ``cube.cvstats.describe()`` — :func:`cvstats.describe`;
 * ``cube.cvstats.validate()`` — :func:`cvstats.validate`;
@@ -30,7 +31,6 @@ from cvstats.reporting.describe import CubeDescription, describe
 __all__ = ["CvstatsAccessor"]
 
 
-@xr.register_dataarray_accessor("cvstats")
 class CvstatsAccessor:
     """cvstats on a cube: ``cube.cvstats.describe()``, ``.validate()``, ``.compare()``...
 

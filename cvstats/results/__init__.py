@@ -2,7 +2,7 @@
 
 Layer 4 of cvstats (see ``docs/architecture.md``), between the kernels and the
 estimators: the estimators build results, reporting reads them, so results may
-import the data model, the designs, the kernels and the errors, but never an
+import the foundation, the data model and the kernels, but never the designs, an
 estimator or reporting.
 
 Every result derives from :class:`~cvstats.results.base.Result`: its computed

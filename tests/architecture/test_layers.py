@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -16,20 +17,40 @@ import cvstats
 
 PACKAGE = pathlib.Path(cvstats.__file__).parent
 
-#: The layers, lowest first; a module may import its own layer and the ones before it.
-LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("cvstats.errors", "cvstats._version", "cvstats.options")),
-    ("data model", ("cvstats.cube",)),
-    ("designs", ("cvstats.designs",)),
-    ("kernels", ("cvstats.kernels",)),
-    ("results", ("cvstats.results",)),
-    ("inference", ("cvstats.inference",)),
-    ("across", ("cvstats.across",)),
-    ("reporting", ("cvstats.reporting",)),
-    ("studies", ("cvstats.studies",)),
-    ("cli", ("cvstats.cli",)),
-    ("api", ("cvstats",)),
-)
+#: The layers, lowest first, and the modules each holds (the table of docs/architecture.md).
+LAYERS: dict[str, tuple[str, ...]] = {
+    "foundation": ("cvstats.errors", "cvstats._version", "cvstats.options", "cvstats.checks"),
+    "data model": ("cvstats.cube",),
+    "designs": ("cvstats.designs",),
+    "kernels": ("cvstats.kernels",),
+    "results": ("cvstats.results",),
+    "inference": ("cvstats.inference",),
+    "across": ("cvstats.across",),
+    "reporting": ("cvstats.reporting",),
+    "studies": ("cvstats.studies",),
+    "CLI": ("cvstats.cli",),
+    "API": ("cvstats",),
+}
+
+_BELOW_INFERENCE = {"foundation", "data model", "designs", "kernels", "results"}
+
+#: What each layer may import besides itself (the "may import" column of the table):
+#: not a linear order: the kernels sit above the designs in the table but may import
+#: only the foundation, and the designs and the results never each other.
+ALLOWED: dict[str, frozenset[str]] = {
+    "foundation": frozenset(),
+    "data model": frozenset({"foundation"}),
+    "designs": frozenset({"foundation", "data model"}),
+    "kernels": frozenset({"foundation"}),
+    "results": frozenset({"foundation", "data model", "kernels"}),
+    "inference": frozenset(_BELOW_INFERENCE),
+    "across": frozenset(_BELOW_INFERENCE | {"inference"}),
+    "reporting": frozenset(_BELOW_INFERENCE | {"inference", "across"}),
+    "studies": frozenset(_BELOW_INFERENCE | {"inference", "across", "reporting"}),
+    # the CLI, not the package root: test_no_module_imports_the_package_root
+    "CLI": frozenset(set(LAYERS) - {"CLI"}),
+    "API": frozenset(set(LAYERS) - {"API"}),
+}
 
 
 def module_name(path: pathlib.Path) -> str:
@@ -40,19 +61,23 @@ def module_name(path: pathlib.Path) -> str:
 MODULES: dict[str, pathlib.Path] = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
-def layer_of(module: str) -> int:
-    best, index = "", -1
-    for i, (_, prefixes) in enumerate(LAYERS):
+def layer_of(module: str) -> str:
+    """The layer of `module`: the one holding its longest matching prefix."""
+    best, layer = "", ""
+    for name, prefixes in LAYERS.items():
         for prefix in prefixes:
             if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > len(best):
-                best, index = prefix, i
-    assert index >= 0, module
-    return index
+                best, layer = prefix, name
+    assert layer, module
+    return layer
 
 
-def imports(module: str) -> Iterator[tuple[str, list[str], int]]:
-    """Yield ``(imported module, imported names, line)`` for every cvstats import."""
-    tree = ast.parse(MODULES[module].read_text())
+def imports(module: str, source: str | None = None) -> Iterator[tuple[str, list[str], int]]:
+    """Yield ``(imported module, imported names, line)`` for every cvstats import.
+
+    `source` replaces the module's file (to show that a test can fail).
+    """
+    tree = ast.parse(MODULES[module].read_text() if source is None else source)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -80,15 +105,75 @@ def test_every_module_is_in_a_layer():
         layer_of(module)
 
 
-def test_imports_go_down_the_layers():
-    wrong = [
-        f"{m}:{line} imports {target} ({LAYERS[layer_of(target)][0]} is above "
-        f"{LAYERS[layer_of(m)][0]})"
+def documented_table() -> dict[str, tuple[tuple[str, ...], str]]:
+    """The layer table of docs/architecture.md: layer -> (modules, "may import" cell)."""
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text()
+    rows: dict[str, tuple[tuple[str, ...], str]] = {}
+    for line in text.split("## The layers", 1)[1].split("\n## ", 1)[0].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0] not in ("layer", "---"):
+            modules = tuple(re.findall(r"`(cvstats[\w.]*)`", cells[1]))
+            rows[cells[0]] = (modules, cells[3])
+    return rows
+
+
+def documented_allowed(cell: str, earlier: list[str]) -> frozenset[str]:
+    """Read a "may import" cell: layer names, "everything above", "everything", "nothing"."""
+    names: set[str] = set()
+    for part in cell.split(";")[0].split(","):
+        part = part.strip()
+        if part == "everything above":
+            names |= set(earlier)
+        elif part == "everything":
+            names |= set(LAYERS)
+        elif not part.startswith("nothing"):
+            names.add(part)
+    return frozenset(names)
+
+
+def test_the_layers_are_the_documented_ones():
+    # the dicts above and the table of docs/architecture.md say the same thing, so
+    # loosening a rule needs both changed
+    table = documented_table()
+    assert list(table) == list(LAYERS)
+    for i, (layer, (modules, cell)) in enumerate(table.items()):
+        assert modules == LAYERS[layer], layer
+        allowed = documented_allowed(cell, list(table)[:i]) - {layer}
+        assert allowed == ALLOWED[layer], layer
+
+
+def test_documented_allowed_reads_the_cells():
+    earlier = ["foundation", "data model"]
+    assert documented_allowed("nothing of cvstats", []) == frozenset()
+    assert documented_allowed("foundation; **never xarray**", earlier) == {"foundation"}
+    assert documented_allowed("everything above", earlier) == set(earlier)
+    assert documented_allowed("everything", earlier) == set(LAYERS)
+
+
+def forbidden_imports(sources: dict[str, str] | None = None) -> list[str]:
+    """Every import a layer may not make (`sources`: module -> source replacing the file)."""
+    sources = sources or {}
+    return [
+        f"{m}:{line} imports {target} ({layer_of(m)} may import only "
+        f"{sorted(ALLOWED[layer_of(m)])}, not {layer_of(target)})"
         for m in MODULES
-        for target, _, line in imports(m)
-        if layer_of(target) > layer_of(m)
+        for target, _, line in imports(m, sources.get(m))
+        if layer_of(target) != layer_of(m) and layer_of(target) not in ALLOWED[layer_of(m)]
     ]
-    assert wrong == []
+
+
+def test_imports_follow_the_documented_directions():
+    assert forbidden_imports() == []
+
+
+def test_a_kernel_importing_the_designs_is_refused():
+    # the probe can fail: the linear order this test replaced let kernels import designs
+    module = "cvstats.kernels.moments"
+    source = MODULES[module].read_text() + "\nfrom cvstats.designs.splits import kfold\n"
+    assert any(
+        w.startswith(f"{module}:") and w.endswith("not designs)")
+        for w in forbidden_imports({module: source})
+    )
 
 
 def test_no_import_cycle():
@@ -136,8 +221,12 @@ def test_no_module_imports_the_package_root():
     assert wrong == []
 
 
-@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("cvstats.kernels")))
+@pytest.mark.parametrize(
+    "module", sorted(m for m in MODULES if layer_of(m) in ("foundation", "kernels"))
+)
 def test_kernels_use_numpy_not_xarray_or_pandas(module):
+    # the numeric layer and the foundation under it (``import cvstats.kernels`` in a fresh
+    # process: tests/architecture/test_import_cost.py)
     tree = ast.parse(MODULES[module].read_text())
     top = {
         alias.name.split(".")[0]
@@ -161,18 +250,20 @@ def test_only_one_module_calls_apply_ufunc():
 
 
 def test_nothing_imports_the_cli_or_the_studies():
+    top = {"studies", "CLI", "API"}
     wrong = [
         f"{m}:{line} imports {target}"
         for m in MODULES
         for target, _, line in imports(m)
-        if layer_of(target) >= layer_of("cvstats.studies")
-        and layer_of(m) < layer_of("cvstats.studies")
+        if layer_of(target) in top - {"API"} and layer_of(m) not in top
     ]
     assert wrong == []
 
 
 def test_every_subpackage_says_what_lives_there_and_what_it_may_import():
-    for name, prefixes in LAYERS[1:-1]:
+    for name, prefixes in LAYERS.items():
+        if name in ("foundation", "API"):
+            continue
         for prefix in prefixes:
             doc = ast.get_docstring(ast.parse(MODULES[prefix].read_text())) or ""
             assert "import" in doc, f"{prefix} ({name}): docstring must say what it may import"
