@@ -114,7 +114,7 @@ def bayesian_correlated_t(
     >>> cube = cvstats.from_arrays(losses, design=d, models=["a", "b"])
     >>> res = bayesian_correlated_t(cvstats.pairwise(cube), rope=0.01)
     >>> res.rho, res.df.item(), res.to_frame().shape
-    (0.1, 9.0, (1, 14))
+    (0.1, 9.0, (1, 15))
     """
     method = "the Bayesian correlated t"
     spec = METHODS["bayesian_correlated_t"]
