@@ -14,8 +14,10 @@ therefore clipped at the range of its quantity, and marked:
 * a contrast's range follows from its weights (the ``weights`` coordinate):
   a model's own level (``1*m``) has the metric's range ``[lo, hi]``, a
   difference of two models (``1*a - 1*b``) the range ``[lo − hi, hi − lo]``;
-  other linear contrasts are not clipped (their ``weights`` strings keep 4
-  significant digits, too few to compute a range exactly);
+  any other linear contrast ``Σ w_k m_k`` of a metric with a finite range the
+  range ``[Σ min(w_k lo, w_k hi), Σ max(w_k lo, w_k hi)]``, widened by what its
+  ``weights`` string's 4 significant digits may have rounded away (never
+  narrower than the true range);
 * an infinite bound (a one-sided interval) says "no bound on this side" and
   is kept; a range that the estimate itself breaks is not that of these
   values, and nothing is clipped;
@@ -72,7 +74,11 @@ def contrast_range(weights: str, low: float, high: float) -> tuple[float, float]
     -------
     (float, float)
         ``(low, high)`` for a model's own level, ``(low − high, high − low)`` for
-        a difference of two models, ``(-inf, inf)`` (no range known) otherwise.
+        a difference of two models; for other weights ``w`` and a finite range,
+        ``(Σ min(w lo, w hi) − s, Σ max(w lo, w hi) + s)`` with
+        ``s = 5·10⁻⁴ Σ|w| max(|lo|, |hi|)`` (a weight written to 4 significant
+        digits is off by at most 5·10⁻⁴ of itself); ``(-inf, inf)`` (no range
+        known) for an infinite range or weights not in that form.
 
     Examples
     --------
@@ -80,7 +86,9 @@ def contrast_range(weights: str, low: float, high: float) -> tuple[float, float]
     (-1.0, 1.0)
     >>> contrast_range("1*tree", 0.0, 1.0)
     (0.0, 1.0)
-    >>> contrast_range("0.5*a + 0.5*b - 1*c", 0.0, 1.0)
+    >>> [round(v, 4) for v in contrast_range("0.5*a + 0.5*b - 1*c", 0.0, 1.0)]
+    [-1.001, 1.001]
+    >>> contrast_range("0.5*a + 0.5*b - 1*c", 0.0, math.inf)
     (-inf, inf)
     """
     terms = sorted(w for w, _ in parse_weights(weights))
@@ -88,7 +96,12 @@ def contrast_range(weights: str, low: float, high: float) -> tuple[float, float]
         return (low, high)
     if terms == [-1.0, 1.0]:
         return (low - high, high - low)
-    return (-math.inf, math.inf)
+    if not terms or not (math.isfinite(low) and math.isfinite(high)):
+        return (-math.inf, math.inf)
+    w = np.asarray(terms)
+    slack = 5e-4 * float(np.abs(w).sum()) * max(abs(low), abs(high))
+    ends = np.stack([w * low, w * high])
+    return (float(ends.min(0).sum()) - slack, float(ends.max(0).sum()) + slack)
 
 
 def estimand_range(estimate: xr.DataArray, loss: str) -> tuple[xr.DataArray, xr.DataArray] | None:

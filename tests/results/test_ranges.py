@@ -77,7 +77,17 @@ def test_contrast_range_by_hand():
     assert contrast_range("1*a - 1*b", 0.0, 1.0) == (-1.0, 1.0)
     assert contrast_range("-1*b + 1*a", -1.0, 1.0) == (-2.0, 2.0)  # Matthews' correlation
     assert contrast_range("1*a - 1*b", -math.inf, 1.0) == (-math.inf, math.inf)  # R²
-    assert contrast_range("0.5*a + 0.5*b - 1*c", 0.0, 1.0) == (-math.inf, math.inf)
+    # another contrast: its range by hand, [-1, 1], widened by 5e-4 * sum|w| * 1 for the
+    # 4 significant digits of its weights
+    low, high = contrast_range("0.5*a + 0.5*b - 1*c", 0.0, 1.0)
+    assert (low, high) == pytest.approx((-1.001, 1.001), abs=1e-12)
+    low, high = contrast_range("0.3333*a + 0.3333*b + 0.3333*c", 0.0, 1.0)  # a mean of three
+    assert low == pytest.approx(-5e-4 * 0.9999) and high == pytest.approx(0.9999 + 5e-4 * 0.9999)
+    assert high >= 1.0  # never narrower than the true range, [0, 1]
+    # [-3, 3] widened by 5e-4 * (2 + 1) * 1
+    assert contrast_range("2*a - 1*b", -1.0, 1.0) == pytest.approx((-3.0015, 3.0015))
+    assert contrast_range("0.5*a + 0.5*b - 1*c", 0.0, math.inf) == (-math.inf, math.inf)
+    assert contrast_range("not weights", 0.0, 1.0) == (-math.inf, math.inf)
 
 
 # -- a near-perfect AUC --------------------------------------------------------------------
@@ -197,20 +207,22 @@ def _result(estimate, stderr, weights, attrs, alternative="two-sided"):
 ACCURACY = {"greater_is_better": 1, "metric": "accuracy"}
 
 
-def test_contrast_ranges_clip_levels_and_differences_only():
+def test_contrast_ranges_clip_levels_differences_and_other_contrasts():
     res = _result(
-        [0.99, 0.98, 0.99, 1.02],
-        [0.01, 0.02, 0.02, 0.01],
-        ["1*a", "-1*a + 1*b", "0.5*a + 0.5*b - 1*c", "1*c"],
+        [0.99, 0.98, 0.99, 1.02, 0.5],
+        [0.01, 0.02, 0.02, 0.01, 0.01],
+        ["1*a", "-1*a + 1*b", "0.5*a + 0.5*b - 1*c", "1*c", "0.5*a + 0.5*b - 1*c"],
         ACCURACY,
     )
     z = stats.norm.ppf(0.975)
-    raw_high = np.array([0.99, 0.98, 0.99, 1.02]) + z * np.array([0.01, 0.02, 0.02, 0.01])
+    se = np.array([0.01, 0.02, 0.02, 0.01, 0.01])
+    raw_high = np.array([0.99, 0.98, 0.99, 1.02, 0.5]) + z * se
     frame = res.to_frame()
-    # a level and a difference at their ranges ([0, 1] and [-1, 1]); another contrast's range
-    # is not known from 4-digit weights; an estimate outside its range: not these values' range
-    np.testing.assert_allclose(frame["ci_upper"], [1.0, 1.0, raw_high[2], raw_high[3]])
-    assert frame["ci_clipped"].tolist() == [True, True, False, False]
+    # a level and a difference at their ranges ([0, 1] and [-1, 1]); another contrast at its
+    # range widened for its 4-digit weights (1.001); an estimate outside its range: not these
+    # values' range; an interval inside the range as it is
+    np.testing.assert_allclose(frame["ci_upper"], [1.0, 1.0, 1.001, raw_high[3], raw_high[4]])
+    assert frame["ci_clipped"].tolist() == [True, True, True, False, False]
     np.testing.assert_allclose(res.to_frame(clip=False)["ci_upper"], raw_high)
 
 
