@@ -21,8 +21,8 @@ is skipped by an HTML comment on the line right before its fence, with a non-emp
 
     <!-- docs-test: skip (re-runs the 1000-dataset study: minutes) -->
 
-Each skipped block is reported as a skipped test naming it. Keep them few: rather make a
-block cheap as written.
+The parser refuses a marker without a reason or not right before a Python fence. Keep
+such blocks few: rather make a block cheap as written.
 """
 
 from __future__ import annotations
@@ -208,8 +208,6 @@ def run_page(blocks: list[Block], directory: Path, attempt: str) -> str:
 @pytest.mark.slow
 @pytest.mark.parametrize("path", PAGES, ids=[_relative(p) for p in PAGES])
 def test_page_blocks_run_twice(path, tmp_path):
-    if not path.exists():
-        pytest.skip(f"pending: {_relative(path)} is being written")
     blocks = [b for b in python_blocks(path) if b.skip is None]
     if not blocks:
         return
@@ -219,38 +217,8 @@ def test_page_blocks_run_twice(path, tmp_path):
     run_page(blocks, directory, "second")
 
 
-def _skipped_blocks() -> list[Block]:
-    found = []
-    for path in PAGES:
-        if path.exists():
-            try:
-                found += [b for b in python_blocks(path) if b.skip is not None]
-            except ValueError:
-                pass  # reported by test_markers_are_well_formed
-    return found
-
-
-SKIPPED = _skipped_blocks()
-# ids without line numbers, which move while a page is edited (pytest-xdist workers must
-# collect the same ids): the page and the rank of the skipped block in it
-SKIPPED_IDS = [
-    f"{b.page}-skipped{sum(o.page == b.page for o in SKIPPED[:k]) + 1}"
-    for k, b in enumerate(SKIPPED)
-]
-
-
-@pytest.mark.parametrize("block", SKIPPED or [None], ids=SKIPPED_IDS or ["none"])
-def test_skipped_blocks_are_reported(block):
-    if block is not None:
-        pytest.skip(
-            f"docs-test skip marker on the block at {block.page}:{block.line}: {block.skip}"
-        )
-
-
 @pytest.mark.parametrize("path", PAGES, ids=[_relative(p) for p in PAGES])
 def test_markers_are_well_formed(path):
-    if not path.exists():
-        pytest.skip(f"pending: {_relative(path)} is being written")
     parse_page(path)  # raises on a marker without a reason or not before a Python fence
 
 
