@@ -622,6 +622,13 @@ def rank_report(
     -------
     RankReport
     """
+    if method is not None and not isinstance(method, str):
+        # one name: `method=` picks one method (as plan's), `methods=[...]` lists (compare's)
+        raise CvstatsTypeError(
+            f"rank_report: `method` must be one method name (a str), got {method!r}; pick "
+            "the method of the ComparisonTable to count wins with, e.g. "
+            "method='corrected_resampled_t'."
+        )
     alpha = validate_alpha(alpha)
     frame = _as_frame(table, dataset_dim)
     greater = direction_of(

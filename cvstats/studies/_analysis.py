@@ -389,7 +389,8 @@ def study_table(
         for q in ds["quantity"].values:
             col[f"r_{q}"] = _triple(r, "pi", {"quantity": q})
         entries[column] = col
-    return nadeau_bengio_table(entries, caption=caption)
+    # three significant digits, as Table 2 of Nadeau & Bengio (2003) prints them
+    return nadeau_bengio_table(entries, caption=caption, precision=3)
 
 
 def power_figure(
