@@ -296,8 +296,9 @@ def test_sample_dim_is_the_old_name_of_dataset_dim(rows):
     # keeps working with a FutureWarning and gives the same fit
     rows = rows.rename(dataset="study")
     new = fit_lemma1(rows, dataset_dim="study", member_dim="split")
-    with pytest.warns(FutureWarning, match="`sample_dim=` is now called `dataset_dim=`"):
+    with pytest.warns(FutureWarning, match="`sample_dim=` is now called `dataset_dim=`") as rec:
         old = fit_lemma1(rows, sample_dim="study", member_dim="split")
+    assert rec[0].filename == __file__  # the warning points at the caller's line
     xr.testing.assert_identical(old, new)
     default = fit_lemma1(rows.rename(study="dataset"), member_dim="split")  # "dataset"
     assert default.attrs["N"] == new.attrs["N"] == 50
