@@ -62,6 +62,15 @@ def validate_alternative(alternative: str) -> str:
 def validate_alpha(alpha: float) -> float:
     """Return `alpha` as a float if it is a real number in (0, 1), else raise.
 
+    Parameters
+    ----------
+    alpha : float
+        A level.
+
+    Returns
+    -------
+    float
+
     Raises
     ------
     ArgumentError
@@ -80,6 +89,19 @@ def validate_alpha(alpha: float) -> float:
 
 def check_int(name: str, value: object, minimum: int) -> int:
     """Return ``value`` as an int if it is an integer (not a bool) ``>= minimum``.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : object
+        The value given.
+    minimum : int
+        The smallest value allowed.
+
+    Returns
+    -------
+    int
 
     Raises
     ------

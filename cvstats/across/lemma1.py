@@ -18,6 +18,7 @@ import numpy as np
 import scipy
 import xarray as xr
 
+from cvstats._deprecation import renamed_argument
 from cvstats.cube.apply import apply_kernel
 from cvstats.cube.checks import validate_alpha
 from cvstats.errors import ArgumentError, CvstatsTypeError, DesignError
@@ -56,14 +57,21 @@ def with_interval(
     return out
 
 
-def _check_dims(T: object, sample_dim: Hashable, member_dim: Hashable, what: str) -> xr.DataArray:
+def _check_dims(
+    T: object, dataset_dim: Hashable, member_dim: Hashable | None, what: str
+) -> xr.DataArray:
     if not isinstance(T, xr.DataArray):
         raise CvstatsTypeError(f"`{what}` must be an xarray.DataArray, got {type(T).__name__}.")
-    if sample_dim == member_dim:
+    if member_dim is None:
         raise ArgumentError(
-            f"`sample_dim` and `member_dim` must differ, got {sample_dim!r} for both."
+            "`member_dim` is required: the dim of the members of a row (e.g. 'split'), "
+            f"one of {[str(d) for d in T.dims]}."
         )
-    for arg, dim in (("sample_dim", sample_dim), ("member_dim", member_dim)):
+    if dataset_dim == member_dim:
+        raise ArgumentError(
+            f"`dataset_dim` and `member_dim` must differ, got {dataset_dim!r} for both."
+        )
+    for arg, dim in (("dataset_dim", dataset_dim), ("member_dim", member_dim)):
         if dim not in T.dims:
             raise ArgumentError(
                 f"`{arg}` = {dim!r} is not a dim of `{what}`; its dims are "
@@ -71,10 +79,10 @@ def _check_dims(T: object, sample_dim: Hashable, member_dim: Hashable, what: str
             )
     # members from the splits of nested training sets (TimeSeriesSplit) are no Lemma-1 row
     check_not_time_ordered(T, "the Lemma-1 fit")
-    N, K = T.sizes[sample_dim], T.sizes[member_dim]
+    N, K = T.sizes[dataset_dim], T.sizes[member_dim]
     if N < 2:
         raise DesignError(
-            f"the Lemma-1 fit needs at least 2 independent rows along `{sample_dim}`, got {N}."
+            f"the Lemma-1 fit needs at least 2 independent rows along `{dataset_dim}`, got {N}."
         )
     if K < 2:
         raise DesignError(
@@ -95,14 +103,15 @@ def _components_kernel(T: np.ndarray) -> tuple[np.ndarray, ...]:
 
 def fit_lemma1(
     T: xr.DataArray,
-    sample_dim: Hashable,
-    member_dim: Hashable,
+    dataset_dim: Hashable = "dataset",
+    member_dim: Hashable | None = None,
     *,
     alpha: float = 0.05,
+    sample_dim: Hashable | None = None,
 ) -> EstimatesResult:
     """Fit ``(β, δ, π)`` of Lemma 1 across independent rows (docs/theory.md §5).
 
-    Every slice along ``sample_dim`` is an independent row ``T_i`` whose ``K``
+    Every slice along ``dataset_dim`` is an independent row ``T_i`` whose ``K``
     members (along ``member_dim``) have the structure of Lemma 1 (docs/theory.md §2):
     common mean ``β``, variance ``δ`` and pairwise correlation ``π``. The
     estimating equations ``Σ_i g_i(θ) = 0`` of docs/theory.md §5 give
@@ -115,15 +124,18 @@ def fit_lemma1(
     Parameters
     ----------
     T : xarray.DataArray
-        The rows, with at least the dims ``sample_dim`` and ``member_dim``;
+        The rows, with at least the dims ``dataset_dim`` and ``member_dim``;
         every other dim is a batch dim. numpy or dask backed (a dask-backed
         ``T`` gives a lazy result). No NaN.
-    sample_dim : hashable
-        Dim of the ``N >= 2`` independent rows (e.g. ``"dataset"``).
+    dataset_dim : hashable, default "dataset"
+        Dim of the ``N >= 2`` independent rows (the datasets, as in every
+        analysis across datasets).
     member_dim : hashable
-        Dim of the ``K >= 2`` members of a row (e.g. the splits).
+        Dim of the ``K >= 2`` members of a row (e.g. the splits); required.
     alpha : float, default 0.05
         The intervals have level ``1 - alpha``.
+    sample_dim : hashable, optional
+        Old name of ``dataset_dim`` (FutureWarning).
 
     Returns
     -------
@@ -132,16 +144,19 @@ def fit_lemma1(
         ``beta``, ``delta``, ``pi``; their
         standard errors ``beta_se``, ``delta_se``, ``pi_se``; and intervals
         ``beta_ci``, ``delta_ci``, ``pi_ci`` over a trailing ``ci_bound`` dim
-        (``["lower", "upper"]``). Attrs ``alpha``, ``N``, ``K``, ``sample_dim``,
-        ``member_dim`` and ``method``.
+        (``["lower", "upper"]``). Attrs ``alpha``, ``N``, ``K``, ``sample_dim``
+        (the ``dataset_dim`` given; the attr kept its name), ``member_dim`` and
+        ``method``.
 
     Raises
     ------
     CvstatsTypeError
         If ``T`` is not a DataArray.
     ArgumentError
-        If a dim is missing, both dims are the same, ``alpha`` is not in
-        ``(0, 1)``, or ``T`` holds NaN (at compute time for a dask-backed ``T``).
+        If a dim is missing (or ``member_dim`` not given), both dims are the
+        same, both ``dataset_dim`` and its old name ``sample_dim`` are given,
+        ``alpha`` is not in ``(0, 1)``, or ``T`` holds NaN (at compute time for a
+        dask-backed ``T``).
     DesignError
         If ``N < 2`` or ``K < 2``; if ``T`` carries the attr ``nested_train = 1``
         of a cube whose training sets are nested (``TimeSeriesSplit``): its
@@ -151,6 +166,8 @@ def fit_lemma1(
     -----
     ZeroVarianceWarning
         Where all values are equal (``δ̂ = 0``; ``π̂`` is NaN there).
+    FutureWarning
+        If ``sample_dim`` (the old name of ``dataset_dim``) is given.
 
     Examples
     --------
@@ -163,9 +180,12 @@ def fit_lemma1(
     >>> round(float(fit.pi), 1), fit.pi_ci.ci_bound.values.tolist()  # true π = 0.5
     (0.5, ['lower', 'upper'])
     """
+    dataset_dim = renamed_argument(
+        "sample_dim", "dataset_dim", sample_dim, dataset_dim, "fit_lemma1", default="dataset"
+    )
     alpha = validate_alpha(alpha)
-    T = _check_dims(T, sample_dim, member_dim, "T")
-    out = apply_kernel(_fit_kernel, [T], [[sample_dim, member_dim]], 6)
+    T = _check_dims(T, dataset_dim, member_dim, "T")
+    out = apply_kernel(_fit_kernel, [T], [[dataset_dim, member_dim]], 6)
     est = dict(zip(_PARAMS, out[:3], strict=True))
     se = dict(zip(_PARAMS, out[3:], strict=True))
     data = with_interval({p: (est[p], se[p]) for p in _PARAMS}, alpha)
@@ -175,9 +195,9 @@ def fit_lemma1(
         attrs={
             "method": "Lemma-1 estimating equations, sandwich variance (docs/theory.md §5)",
             "alpha": alpha,
-            "N": int(T.sizes[sample_dim]),
+            "N": int(T.sizes[dataset_dim]),
             "K": int(T.sizes[member_dim]),
-            "sample_dim": str(sample_dim),
+            "sample_dim": str(dataset_dim),
             "member_dim": str(member_dim),
         },
     )
@@ -185,14 +205,14 @@ def fit_lemma1(
 
 
 def fit_components(
-    T: xr.DataArray, sample_dim: Hashable, member_dim: Hashable
+    T: xr.DataArray, dataset_dim: Hashable, member_dim: Hashable
 ) -> dict[str, tuple[xr.DataArray, xr.DataArray]]:
     """``{name: (estimate, stderr)}`` for ``beta, delta, gamma, within, pi`` (delta method).
 
     See :func:`cvstats.kernels.lemma1_components`; same checks as :func:`fit_lemma1`.
     """
-    T = _check_dims(T, sample_dim, member_dim, "T")
-    out = apply_kernel(_components_kernel, [T], [[sample_dim, member_dim]], 10)
+    T = _check_dims(T, dataset_dim, member_dim, "T")
+    out = apply_kernel(_components_kernel, [T], [[dataset_dim, member_dim]], 10)
     out = tuple(as_dataarray(v, keep_attrs=False) for v in out)
     names = ("beta", "delta", "gamma", "within", "pi")
     return {name: (out[i], out[i + 5]) for i, name in enumerate(names)}

@@ -38,10 +38,10 @@ import pandas as pd
 import scipy
 import xarray as xr
 
+from cvstats._deprecation import renamed_argument
 from cvstats.cube.checks import validate_alpha
 from cvstats.cube.score import recorded_direction
 from cvstats.errors import ArgumentError, CvstatsTypeError
-from cvstats.inference.common import renamed_option
 from cvstats.inference.docs import fill_docstring
 from cvstats.kernels import ranks as kr
 from cvstats.results.ranks import (
@@ -180,9 +180,8 @@ def direction_of(
     >>> direction_of(acc)
     True
     """
-    options = {} if higher_is_better is None else {"higher_is_better": higher_is_better}
-    greater_is_better = renamed_option(
-        options, "higher_is_better", "greater_is_better", greater_is_better, None, func
+    greater_is_better = renamed_argument(
+        "higher_is_better", "greater_is_better", higher_is_better, greater_is_better, func
     )
     if greater_is_better is not None and not isinstance(greater_is_better, bool | np.bool_):
         raise ArgumentError(
@@ -623,6 +622,13 @@ def rank_report(
     -------
     RankReport
     """
+    if method is not None and not isinstance(method, str):
+        # one name: `method=` picks one method (as plan's), `methods=[...]` lists (compare's)
+        raise CvstatsTypeError(
+            f"rank_report: `method` must be one method name (a str), got {method!r}; pick "
+            "the method of the ComparisonTable to count wins with, e.g. "
+            "method='corrected_resampled_t'."
+        )
     alpha = validate_alpha(alpha)
     frame = _as_frame(table, dataset_dim)
     greater = direction_of(

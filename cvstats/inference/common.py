@@ -7,7 +7,6 @@ and the assembly of the result.
 from __future__ import annotations
 
 import numbers
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
@@ -15,6 +14,7 @@ import numpy as np
 import xarray as xr
 
 from cvstats import kernels
+from cvstats._deprecation import renamed_argument
 from cvstats.cube import validate
 from cvstats.cube.apply import apply_kernel
 from cvstats.cube.checks import validate_alpha, validate_alternative
@@ -226,11 +226,6 @@ def renamed_option(
     """
     if old not in options:
         return value
-    if value != default:
-        raise ArgumentError(f"{method}: give `{new}` only (`{old}` is its old name), not both.")
-    warnings.warn(
-        f"{method}: `{old}=` is now called `{new}=`; the old name will be removed.",
-        FutureWarning,
-        stacklevel=3,
+    return renamed_argument(
+        old, new, options.pop(old), value, method, default=default, stacklevel=4
     )
-    return options.pop(old)

@@ -14,13 +14,13 @@ leading axes:
 
 from __future__ import annotations
 
-import warnings
 from typing import NamedTuple
 
 import numpy as np
 import scipy
 from numpy.typing import ArrayLike
 
+from cvstats._deprecation import renamed_argument
 from cvstats.checks import ArgumentError, as_float_array, validate_alpha
 
 __all__ = [
@@ -84,14 +84,14 @@ def rank_scores(
     array([[1.5, 3. , 1.5],
            [2. , 1. , 3. ]])
     """
-    if higher_is_better is not None:
-        warnings.warn(
-            "rank_scores: `higher_is_better=` is now called `greater_is_better=`; the old name "
-            "will be removed.",
-            FutureWarning,
-            stacklevel=2,
-        )
-        greater_is_better = higher_is_better
+    greater_is_better = renamed_argument(
+        "higher_is_better",
+        "greater_is_better",
+        higher_is_better,
+        greater_is_better,
+        "rank_scores",
+        default=False,
+    )
     arr = _table_iv(scores)
     return scipy.stats.rankdata(-arr if greater_is_better else arr, axis=-1)
 

@@ -103,7 +103,7 @@ class PublicationTable(Display):
     columns: tuple[str, ...]
     row_keys: tuple[tuple[Any, ...], ...]
     column_keys: tuple[tuple[Any, ...], ...]
-    precision: int = 3
+    precision: int = 4
     fmt: str = "g"
     caption: str | None = None
     label: str | None = None
@@ -707,7 +707,7 @@ def publication_table(
     estimate: str = "estimate",
     lower: str | None = "ci_lower",
     upper: str | None = "ci_upper",
-    precision: int = 3,
+    precision: int = 4,
     fmt: str = "g",
     caption: str | None = None,
     label: str | None = None,
@@ -748,11 +748,13 @@ def publication_table(
         Names of the value columns. When the default bound names are absent
         the cells show estimates only; ``lower=None, upper=None`` ignores
         bounds.
-    precision : int, default 3
+    precision : int, default 4
+        The default of every display of cvstats (``summary``, ``to_latex`` ...
+        of the results and of :class:`~cvstats.ComparisonTable`).
         With ``fmt="g"``: significant digits of the cell's scale, the larger
         of ``|estimate|`` and the interval's half-width, every number of the
         cell being printed with the same decimals and never in exponent
-        notation (``96.86 [93.53, 100.17]`` → ``"96.9 [93.5, 100.2]"``,
+        notation (with ``precision=3``: ``96.86 [93.53, 100.17]`` → ``"96.9 [93.5, 100.2]"``,
         ``0.0312 [0.0201, 0.0415]`` → ``"0.0312 [0.0201, 0.0415]"``,
         ``-0.0004 [-0.1, 0.2]`` → ``"0.000 [-0.100, 0.200]"``). With
         ``fmt="f"``: decimals of every number.
@@ -795,10 +797,10 @@ def publication_table(
     ... })
     >>> table = publication_table(df, rows="quantity", columns="simulation")
     >>> print(table.to_markdown())
-    | quantity       | Simulation 1            | Simulation 2      |
-    |:---------------|:------------------------|:------------------|
-    | n/2 μ_A        | 96.9 [93.5, 100.2]      | 70.2 [68.0, 72.4] |
-    | ρ_A(n/2, n/10) | 0.0312 [0.0201, 0.0415] |                   |
+    | quantity       | Simulation 1               | Simulation 2         |
+    |:---------------|:---------------------------|:---------------------|
+    | n/2 μ_A        | 96.85 [93.53, 100.17]      | 70.21 [68.00, 72.40] |
+    | ρ_A(n/2, n/10) | 0.03120 [0.02010, 0.04150] |                      |
     """
     row_names = _names(rows, "rows")
     column_names = _names(columns, "columns")
@@ -865,7 +867,7 @@ def nadeau_bengio_table(
     *,
     caption: str | None = None,
     label: str | None = None,
-    precision: int = 3,
+    precision: int = 4,
     fmt: str = "g",
     quantities: Sequence[Hashable] | None = None,
     simulations: Sequence[Hashable] | None = None,
@@ -888,7 +890,7 @@ def nadeau_bengio_table(
         optionally ``ci_lower``, ``ci_upper``.
     caption, label : str, optional
         Caption and cross-reference label.
-    precision : int, default 3
+    precision : int, default 4
         See :func:`publication_table`.
     fmt : {"g", "f"}, default "g"
         See :func:`publication_table`.
@@ -913,10 +915,10 @@ def nadeau_bengio_table(
     >>> print(table)
     Estimates with 95% intervals.
     <BLANKLINE>
-    quantity    Simulation 1        Simulation 2
-    ----------  ------------------  -----------------
-    n/2 μ_A     96.9 [93.5, 100.2]  70.2 [68.0, 72.4]
-    r_A         0.0300
+    quantity    Simulation 1           Simulation 2
+    ----------  ---------------------  --------------------
+    n/2 μ_A     96.86 [93.53, 100.17]  70.20 [68.00, 72.40]
+    r_A         0.03000
     """
     if isinstance(entries, pd.DataFrame):
         frame = entries

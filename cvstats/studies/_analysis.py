@@ -17,12 +17,9 @@ import numpy as np
 import scipy
 import xarray as xr
 
-from cvstats import kernels
-from cvstats.across.lemma1 import fit_lemma1
-from cvstats.cube.apply import apply_kernel
-from cvstats.cube.checks import validate_alpha
+from cvstats import PublicationTable, fit_lemma1, kernels, nadeau_bengio_table
+from cvstats.checks import validate_alpha
 from cvstats.errors import ArgumentError, ZeroVarianceWarning
-from cvstats.reporting.tables import PublicationTable, nadeau_bengio_table
 from cvstats.studies._common import study_doc
 from cvstats.studies._splits import CONFIGS
 
@@ -258,7 +255,7 @@ def rejection_rates(
     alpha = validate_alpha(alpha)
     mu0 = xr.DataArray(mu0) if not isinstance(mu0, xr.DataArray) else mu0
     df = results["df"].fillna(1.0)
-    (crit,) = apply_kernel(kernels.critical_value, [df], [[]], 1, alpha=alpha)
+    crit = df.copy(data=kernels.critical_value(df.values, alpha=alpha))
     with np.errstate(invalid="ignore", divide="ignore"):
         reject = abs(results["estimate"] - mu0) > crit * results["stderr"]
     rate = reject.mean("dataset").where(results["estimate"].notnull().all("dataset"))
@@ -309,13 +306,13 @@ def rho_r_fit(
     means of each dataset) and :func:`cvstats.fit_r` (rows: the ``M_r``
     values ``(μ̂_(m) - μ̂^c_(m))²`` with ``J_r`` splits inside halves, default
     ``min(15, J)``), run
-    directly on the stored split means through :func:`cvstats.across.lemma1.fit_lemma1`.
+    directly on the stored split means through :func:`cvstats.fit_lemma1`.
 
     Returns
     -------
     tuple of xarray.Dataset
         The ``ρ`` fit over ``(config, quantity)`` and the ``r`` fit over ``quantity``
-        (variables of :func:`cvstats.across.lemma1.fit_lemma1`: ``beta``, ``pi``, ``pi_ci`` ...).
+        (variables of :func:`cvstats.fit_lemma1`: ``beta``, ``pi``, ``pi_ci`` ...).
     """
     J_rho = ds.sizes["j"] if J_rho is None else J_rho
     M_r = ds.sizes["m"] if M_r is None else M_r
@@ -392,7 +389,8 @@ def study_table(
         for q in ds["quantity"].values:
             col[f"r_{q}"] = _triple(r, "pi", {"quantity": q})
         entries[column] = col
-    return nadeau_bengio_table(entries, caption=caption)
+    # three significant digits, as Table 2 of Nadeau & Bengio (2003) prints them
+    return nadeau_bengio_table(entries, caption=caption, precision=3)
 
 
 def power_figure(

@@ -6,18 +6,17 @@ The simulated problems, their runners and the learners of
 same words. Those words are written once, in :data:`STUDY_DOCS`, and a
 docstring names a piece on a line of its own (``%(name)s``); the decorator
 :func:`study_doc` fills it in at import (see
-:func:`cvstats.inference.docs.fill_docstring`).
+the library's own ``fill_doc``, which a client cannot import).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
-
-from cvstats.inference.docs import fill_docstring
 
 __all__ = ["FloatArray", "IntArray", "STUDY_DOCS", "study_doc"]
 
@@ -105,5 +104,16 @@ def study_doc(obj: _F) -> _F:
     docstrings are stripped, ``python -OO``).
     """
     if obj.__doc__:
-        obj.__doc__ = fill_docstring(obj.__doc__, STUDY_DOCS)
+        obj.__doc__ = _PLACEHOLDER.sub(_fragment, obj.__doc__)
     return obj
+
+
+#: A docstring line that is only ``%(name)s``, with its indent.
+_PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)%\((?P<name>\w+)\)s[ \t]*$", re.MULTILINE)
+
+
+def _fragment(match: re.Match[str]) -> str:
+    """Return the fragment a placeholder line names, indented as the line (KeyError if none)."""
+    indent = match["indent"]
+    lines = STUDY_DOCS[match["name"]].split("\n")
+    return "\n".join(indent + line if line.strip() else "" for line in lines)

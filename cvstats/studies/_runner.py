@@ -74,7 +74,7 @@ import numpy as np
 import xarray as xr
 from numpy.typing import NDArray
 
-from cvstats.cube.checks import check_int
+from cvstats.checks import check_int
 from cvstats.errors import ArgumentError, CvstatsWarning, StorageError
 from cvstats.studies._common import FloatArray
 from cvstats.studies._splits import (

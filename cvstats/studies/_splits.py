@@ -34,8 +34,6 @@ import numpy as np
 import xarray as xr
 from numpy.typing import NDArray
 
-from cvstats.cube.schema import EXAMPLE, INT_SPLIT_COORDS, SPLIT
-
 __all__ = [
     "CONFIGS",
     "Config",
@@ -47,6 +45,12 @@ __all__ = [
     "stack_splits",
     "to_design",
 ]
+
+#: The dims and the integer ``split`` coordinates of a design, as docs/cube-schema.md
+#: documents them (-1 where one does not apply).
+SPLIT = "split"
+EXAMPLE = "example"
+INT_SPLIT_COORDS: tuple[str, ...] = ("half", "side", "replicate", "repeat", "fold", "n_train")
 
 #: Names of the three training/test configurations of docs/theory.md §6.
 CONFIGS: tuple[str, ...] = ("n/2,n/2", "n/2,n/10", "9n/10,n/10")

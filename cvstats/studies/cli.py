@@ -45,7 +45,7 @@ from typing import Any
 import pandas as pd
 import xarray as xr
 
-from cvstats.cube.checks import check_int, validate_alpha
+from cvstats.checks import check_int, validate_alpha
 from cvstats.errors import ArgumentError, CvstatsError, StorageError
 from cvstats.studies import _analysis as analysis
 

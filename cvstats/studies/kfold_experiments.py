@@ -32,8 +32,8 @@ from collections.abc import Sequence
 import numpy as np
 import xarray as xr
 
-from cvstats.across.kfold_variance import quadratic_estimator_bias
-from cvstats.cube.checks import check_int
+from cvstats import quadratic_estimator_bias
+from cvstats.checks import check_int
 from cvstats.errors import ArgumentError
 from cvstats.kernels.kfold import kfold_moments as _kfold_moments
 from cvstats.studies._common import FloatArray

@@ -45,7 +45,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from cvstats.cube.checks import check_int
+from cvstats.checks import check_int
 from cvstats.errors import ArgumentError
 from cvstats.studies._common import FloatArray, IntArray
 

@@ -58,7 +58,7 @@ import numpy as np
 import xarray as xr
 from numpy.typing import NDArray
 
-from cvstats.cube.checks import check_int
+from cvstats.checks import check_int
 from cvstats.errors import ArgumentError
 from cvstats.studies._common import FloatArray, IntArray
 from cvstats.studies._runner import (
@@ -499,7 +499,7 @@ def to_cube(ds: xr.Dataset, k: int) -> xr.DataArray:
     Examples
     --------
     >>> import tempfile, numpy as np
-    >>> from cvstats.across.conditional import cv_estimates
+    >>> from cvstats import cv_estimates
     >>> pop = synthetic_population(2000)
     >>> with tempfile.TemporaryDirectory() as d:
     ...     ds = run_population(pop, ["nb"], 3, d, N=40, folds=(2, 4), repetitions=2)
@@ -509,7 +509,7 @@ def to_cube(ds: xr.Dataset, k: int) -> xr.DataArray:
     >>> bool(np.allclose(cv_estimates(cube), ds.cv.sel(k=4)))
     True
     """
-    from cvstats.cube import from_arrays, validate
+    from cvstats import from_arrays, validate
     from cvstats.designs import from_folds
 
     if int(k) not in ds["k"].values.tolist():

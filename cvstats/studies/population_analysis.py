@@ -31,14 +31,11 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from cvstats.across.conditional import (
-    REPETITION,
-    WinnerTable,
-    cv_bias,
-    variance_decomposition,
-    winner_table,
-)
+from cvstats import WinnerTable, cv_bias, variance_decomposition, winner_table
 from cvstats.errors import ArgumentError
+
+#: The dim of the repetitions of a cross-validation estimate (:func:`cvstats.cv_estimates`).
+REPETITION = "repetition"
 
 __all__ = [
     "running_estimates",

@@ -279,15 +279,31 @@ def test_wrapper_is_lazy_on_dask(rows):
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"sample_dim": "nope", "member_dim": "split"}, ArgumentError, "`sample_dim` = 'nope'"),
-        ({"sample_dim": "dataset", "member_dim": "x"}, ArgumentError, "`member_dim` = 'x'"),
-        ({"sample_dim": "split", "member_dim": "split"}, ArgumentError, "must differ"),
-        ({"sample_dim": "dataset", "member_dim": "split", "alpha": 1.5}, ArgumentError, "alpha"),
+        ({"dataset_dim": "nope", "member_dim": "split"}, ArgumentError, "`dataset_dim` = 'nope'"),
+        ({"dataset_dim": "dataset", "member_dim": "x"}, ArgumentError, "`member_dim` = 'x'"),
+        ({"dataset_dim": "split", "member_dim": "split"}, ArgumentError, "must differ"),
+        ({"dataset_dim": "dataset", "member_dim": "split", "alpha": 1.5}, ArgumentError, "alpha"),
+        ({"dataset_dim": "dataset"}, ArgumentError, "`member_dim` is required"),
     ],
 )
 def test_wrapper_argument_errors(rows, kwargs, error, match):
     with pytest.raises(error, match=match):
         fit_lemma1(rows, **kwargs)
+
+
+def test_sample_dim_is_the_old_name_of_dataset_dim(rows):
+    # issue 27: one name for the dim of the datasets across the API; the old keyword
+    # keeps working with a FutureWarning and gives the same fit
+    rows = rows.rename(dataset="study")
+    new = fit_lemma1(rows, dataset_dim="study", member_dim="split")
+    with pytest.warns(FutureWarning, match="`sample_dim=` is now called `dataset_dim=`") as rec:
+        old = fit_lemma1(rows, sample_dim="study", member_dim="split")
+    assert rec[0].filename == __file__  # the warning points at the caller's line
+    xr.testing.assert_identical(old, new)
+    default = fit_lemma1(rows.rename(study="dataset"), member_dim="split")  # "dataset"
+    assert default.attrs["N"] == new.attrs["N"] == 50
+    with pytest.raises(ArgumentError, match="give `dataset_dim` only"):
+        fit_lemma1(rows, "study", "split", sample_dim="study")
 
 
 def test_wrapper_size_and_value_errors(rows):

@@ -400,3 +400,11 @@ def test_wilcoxon_names_the_learner_ahead_by_signed_ranks_not_wins():
     assert str(pairs.verdict()).startswith("b better than a")
     flipped = cvstats.wilcoxon_test(1 - table, "a", "b", greater_is_better=True)
     assert "evidence that b is better" in str(flipped.verdict())
+
+
+def test_rank_report_method_is_one_name():
+    # issue 27: `method=` takes one method (a list is `compare(methods=[...])`'s form)
+    frame = pd.DataFrame({"a": [0.3, 0.2, 0.4, 0.1], "b": [0.5, 0.4, 0.45, 0.3]})
+    frame.attrs["greater_is_better"] = False
+    with pytest.raises(CvstatsTypeError, match=r"`method` must be one method name .*kfold_t"):
+        rank_report(frame, method=["kfold_t"])

@@ -7,6 +7,7 @@ Every test here parses the source (``ast``), so imports inside functions count t
 from __future__ import annotations
 
 import ast
+import importlib
 import pathlib
 import re
 from collections.abc import Iterator
@@ -19,7 +20,13 @@ PACKAGE = pathlib.Path(cvstats.__file__).parent
 
 #: The layers, lowest first, and the modules each holds (the table of docs/architecture.md).
 LAYERS: dict[str, tuple[str, ...]] = {
-    "foundation": ("cvstats.errors", "cvstats._version", "cvstats.options", "cvstats.checks"),
+    "foundation": (
+        "cvstats.errors",
+        "cvstats._version",
+        "cvstats.options",
+        "cvstats.checks",
+        "cvstats._deprecation",
+    ),
     "data model": ("cvstats.cube",),
     "designs": ("cvstats.designs",),
     "kernels": ("cvstats.kernels",),
@@ -46,7 +53,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "inference": frozenset(_BELOW_INFERENCE),
     "across": frozenset(_BELOW_INFERENCE | {"inference"}),
     "reporting": frozenset(_BELOW_INFERENCE | {"inference", "across"}),
-    "studies": frozenset(_BELOW_INFERENCE | {"inference", "across", "reporting"}),
+    # a client of the library: its public names only (test_the_studies_import_only_public_names)
+    "studies": frozenset({"foundation", "designs", "kernels", "API"}),
     # the CLI, not the package root: test_no_module_imports_the_package_root
     "CLI": frozenset(set(LAYERS) - {"CLI"}),
     "API": frozenset(set(LAYERS) - {"API"}),
@@ -210,11 +218,13 @@ def test_no_private_name_imported_across_modules():
 
 
 def test_no_module_imports_the_package_root():
-    # the root re-exports everything: importing it from inside would close a loop
+    # the root re-exports everything: importing it from inside would close a loop; the
+    # studies are the exception, a client importing `cvstats` as any user's script does
+    # (nothing below them imports them: test_nothing_imports_the_cli_or_the_studies)
     wrong = [
         f"{m}:{line}"
         for m in MODULES
-        if m != "cvstats"
+        if m != "cvstats" and layer_of(m) != "studies"
         for target, _, line in imports(m)
         if target == "cvstats"
     ]
@@ -267,3 +277,71 @@ def test_every_subpackage_says_what_lives_there_and_what_it_may_import():
         for prefix in prefixes:
             doc = ast.get_docstring(ast.parse(MODULES[prefix].read_text())) or ""
             assert "import" in doc, f"{prefix} ({name}): docstring must say what it may import"
+
+
+#: The modules whose ``__all__`` is public as a whole, besides ``cvstats`` itself.
+PUBLIC_MODULES = ("cvstats.designs", "cvstats.kernels", "cvstats.errors", "cvstats.options")
+
+
+def documented_names() -> set[str]:
+    """The dotted names docs/api.md documents (``.. autofunction::``, ``autoclass`` ...)."""
+    text = (PACKAGE.parent / "docs" / "api.md").read_text()
+    return set(re.findall(r"^\.\. auto\w+:: (cvstats[\w.]*)", text, flags=re.MULTILINE))
+
+
+def non_public_imports(module: str, source: str | None = None) -> list[str]:
+    """What `module` imports from cvstats that a user's script could not: not public.
+
+    Public, precisely: a module of the studies' own package; ``cvstats`` itself or a
+    name of ``cvstats.__all__`` (or a subpackage the root binds, e.g. ``kernels``); a
+    module of :data:`PUBLIC_MODULES` or a name of its ``__all__``; a dotted name
+    docs/api.md documents (e.g. ``cvstats.checks.validate_alpha``).
+    """
+    documented = documented_names()
+    wrong = []
+    for target, names, line in imports(module, source):
+        if target == "cvstats.studies" or target.startswith("cvstats.studies."):
+            continue
+        if not names:  # `import M` or `from P import M` (a module)
+            public = target in ("cvstats", *PUBLIC_MODULES)
+            names_public = [public]
+        elif target == "cvstats":
+            names_public = [n in cvstats.__all__ for n in names]
+        else:
+            exported = getattr(importlib.import_module(target), "__all__", ())
+            names_public = [
+                (target in PUBLIC_MODULES and n in exported) or f"{target}.{n}" in documented
+                for n in names
+            ]
+        wrong += [
+            f"{module}:{line} imports {target}" + (f".{n}" if n else "")
+            for n, ok in zip(names or [""], names_public, strict=True)
+            if not ok
+        ]
+    return wrong
+
+
+def test_the_studies_import_only_public_names():
+    # the studies are research code written against cvstats as any user's script is
+    # (docs/architecture.md): no data-model, inference or reporting internals
+    wrong = [w for m in MODULES if layer_of(m) == "studies" for w in non_public_imports(m)]
+    assert wrong == []
+
+
+def test_a_study_importing_a_private_module_is_refused():
+    # the probe can fail: what the studies imported before they were a client
+    module = "cvstats.studies._analysis"
+    source = MODULES[module].read_text() + (
+        "\nfrom cvstats.cube.apply import apply_kernel\n"
+        "from cvstats.reporting.tables import PublicationTable\n"
+        "from cvstats.across.conditional import REPETITION\n"
+        "import cvstats.inference.docs\n"
+        "from cvstats import kernels, compare\n"
+    )
+    wrong = non_public_imports(module, source)
+    assert [w.split(" imports ")[1] for w in wrong] == [
+        "cvstats.cube.apply.apply_kernel",
+        "cvstats.reporting.tables.PublicationTable",
+        "cvstats.across.conditional.REPETITION",
+        "cvstats.inference.docs",
+    ]

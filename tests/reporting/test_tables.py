@@ -1,4 +1,6 @@
 import dataclasses
+import functools
+import inspect
 import shutil
 import subprocess
 
@@ -14,9 +16,15 @@ from cvstats.reporting.tables import (
     PublicationTable,
     html_label,
     latex_label,
-    nadeau_bengio_table,
-    publication_table,
 )
+from cvstats.reporting.tables import nadeau_bengio_table as _nadeau_bengio_table
+from cvstats.reporting.tables import publication_table as _publication_table
+
+#: The layouts and the formatting rule below are pinned at 3 significant digits, the
+#: tables' default before issue 27 (4 since, the default of every display of cvstats:
+#: test_precision_default_is_the_one_of_every_display); an explicit precision wins.
+publication_table = functools.partial(_publication_table, precision=3)
+nadeau_bengio_table = functools.partial(_nadeau_bengio_table, precision=3)
 
 GREEK = "αβγδεζηθικλμνξπρστυφχψωΓΔΘΛΞΠΣΥΦΨΩ"
 
@@ -78,6 +86,40 @@ def nb_frame():
 )
 def test_cell_formatting(values, kwargs, expected):
     assert one(*values, **kwargs) == expected
+
+
+def _precision_defaults() -> dict[str, object]:
+    """The default ``precision`` of every public function and display method taking one."""
+    found = {}
+    for name in cvstats.__all__:
+        obj = getattr(cvstats, name)
+        members = [(name, obj)]
+        if inspect.isclass(obj):
+            members += [(f"{name}.{m}", getattr(obj, m)) for m in dir(obj) if m[0] != "_"]
+        for label, member in members:
+            try:
+                parameters = inspect.signature(member).parameters
+            except (TypeError, ValueError):
+                continue
+            if "precision" in parameters:
+                found[label] = parameters["precision"].default
+    return found
+
+
+def test_precision_default_is_the_one_of_every_display():
+    # issue 27: one default for `precision` (significant digits) across the API: the
+    # publication tables used 3, every result and ComparisonTable 4
+    defaults = _precision_defaults()
+    assert {"publication_table", "nadeau_bengio_table", "InferenceResult.summary"} <= set(defaults)
+    assert {"ComparisonTable.to_latex", "PlanResult.to_markdown"} <= set(defaults)
+    assert set(defaults.values()) == {4}, defaults
+    assert PublicationTable.__dataclass_fields__["precision"].default == 4
+    frame = pd.DataFrame(
+        {"q": ["x"], "s": ["S"], "estimate": [0.04567], "ci_lower": [0.01], "ci_upper": [0.1]}
+    )
+    assert cells(_publication_table(frame, rows="q", columns="s"))["x", "S"] == (
+        "0.04567 [0.01000, 0.10000]"
+    )
 
 
 def test_missing_cells_are_empty_and_bounds_optional(nb_frame):
