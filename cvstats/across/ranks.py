@@ -629,6 +629,12 @@ def rank_report(
             "the method of the ComparisonTable to count wins with, e.g. "
             "method='corrected_resampled_t'."
         )
+    if method is not None and per_dataset is None:
+        raise ArgumentError(
+            f"rank_report: `method` ({method!r}) picks the method of `per_dataset`'s "
+            "ComparisonTable, but no `per_dataset` was given; pass per_dataset=compare(...), "
+            "or leave `method` out."
+        )
     alpha = validate_alpha(alpha)
     frame = _as_frame(table, dataset_dim)
     greater = direction_of(

@@ -408,3 +408,6 @@ def test_rank_report_method_is_one_name():
     frame.attrs["greater_is_better"] = False
     with pytest.raises(CvstatsTypeError, match=r"`method` must be one method name .*kfold_t"):
         rank_report(frame, method=["kfold_t"])
+    # a method without per-dataset tests to pick it from is not silently ignored
+    with pytest.raises(ArgumentError, match=r"`method` \('kfold_t'\) picks .* no `per_dataset`"):
+        rank_report(frame, method="kfold_t")
