@@ -9,6 +9,8 @@ with frames ending in the class's stable columns.
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import pkgutil
 
 import matplotlib
 
@@ -157,6 +159,7 @@ def results(cube):
         "bayes": bayesian_correlated_t(cvstats.pairwise(one), rope=0.05),
         "bayes_scalar": post,
         **across_results(cube, ["a", "b"]),
+        "plan": cvstats.plan(cube, target_width=0.5, effect=0.4),
     }
 
 
@@ -169,6 +172,7 @@ CLASSES = {
     "bayes": BayesianResult,
     "bayes_scalar": BayesianResult,
     **ACROSS_CLASSES,
+    "plan": cvstats.PlanResult,
 }
 WITH_INTERVAL = {
     "inference_0d",
@@ -186,6 +190,7 @@ WITH_INTERVAL = {
     "variance_decomposition",
 }
 WITH_PLOT = {  # InferenceResult: a forest plot (issue 15)
+    "plan",
     "bayes",
     "bayes_0d",
     "bayes_scalar",
@@ -198,6 +203,13 @@ WITH_PLOT = {  # InferenceResult: a forest plot (issue 15)
 }
 
 
+#: The fields that may hold a bare float: options (the plan's targets), not computed values.
+OPTIONS = (
+    *("alpha", "mu0", "rho", "agreement"),
+    *("target_width", "effect", "target_power", "knee_tolerance"),
+)
+
+
 def dims_of(result: Result) -> list[str]:
     """The dims a result's frame starts with."""
     if isinstance(result, InferenceResult):
@@ -206,6 +218,8 @@ def dims_of(result: Result) -> list[str]:
         return [str(d) for d in result.mean.dims]
     if isinstance(result, EstimatesResult):
         return [str(d) for d in result.dims if d != CI_BOUND]
+    if isinstance(result, cvstats.PlanResult):  # the grid: one row per J and unit
+        return ["J", *result.unit_dims]
     return []
 
 
@@ -223,19 +237,45 @@ def check_interval(ci: xr.DataArray) -> None:
 # ---------------------------------------------------------------------------
 
 
+def result_classes() -> set[type]:
+    """Every subclass of :class:`Result` that cvstats defines, found, not listed.
+
+    Imports every module of the package first (a class exists once its module
+    ran), then walks ``__subclasses__`` down; classes a test defines are left out.
+    """
+    for module in pkgutil.walk_packages(cvstats.__path__, "cvstats."):
+        if not module.name.endswith("__main__"):
+            importlib.import_module(module.name)
+    found: set[type] = set()
+    todo = [Result]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in found and sub.__module__.startswith("cvstats."):
+                found.add(sub)
+                todo.append(sub)
+    return found
+
+
+def test_discovery_finds_the_result_classes():
+    found = result_classes()
+    assert {InferenceResult, BayesianResult, EstimatesResult, cvstats.PlanResult} <= found
+    assert Result not in found
+
+
 def test_every_label_is_covered(results):
     assert set(results) == set(CLASSES)
-    covered = {CLASSES[k] for k in results}
-    assert covered == {
-        InferenceResult,
-        BayesianResult,
-        FriedmanResult,
-        WilcoxonResult,
-        PairwiseResult,
-        RankReport,
-        WinnerTable,
-        EstimatesResult,
-    }
+
+
+def test_every_result_class_has_an_example():
+    """A new result class fails here until ``results`` holds an instance of it."""
+    missing = sorted(c.__qualname__ for c in result_classes() - set(CLASSES.values()))
+    assert missing == [], f"add an instance of {missing} to `results` and `CLASSES`"
+
+
+def test_every_result_class_says_its_own_verdict():
+    """Each class owns its wording: no class falls back on the base's empty verdict."""
+    silent = sorted(c.__qualname__ for c in result_classes() if c.verdict is Result.verdict)
+    assert silent == [], f"{silent} define no verdict()"
 
 
 @pytest.mark.parametrize("label", sorted(CLASSES))
@@ -263,7 +303,7 @@ def test_values_are_dataarrays(results, label):
     for f in dataclasses.fields(res):
         value = getattr(res, f.name)
         if isinstance(value, float) and not isinstance(value, bool):
-            assert f.name in ("alpha", "mu0", "rho", "agreement"), (label, f.name)
+            assert f.name in OPTIONS, (label, f.name)
 
 
 @pytest.mark.parametrize("label", ["inference_0d", "bayes_0d", "friedman", "wilcoxon"])
