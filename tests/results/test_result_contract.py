@@ -160,6 +160,13 @@ def results(cube):
         "bayes_scalar": post,
         **across_results(cube, ["a", "b"]),
         "plan": cvstats.plan(cube, target_width=0.5, effect=0.4),
+        "comparison": cvstats.compare(cvstats.pairwise(one)),
+        "publication": cvstats.publication_table(
+            cvstats.corrected_resampled_t(cvstats.pairwise(cube)).to_frame(),
+            rows=["contrast"],
+            columns=["dataset"],
+            caption="Per dataset",
+        ),
     }
 
 
@@ -173,7 +180,15 @@ CLASSES = {
     "bayes_scalar": BayesianResult,
     **ACROSS_CLASSES,
     "plan": cvstats.PlanResult,
+    "comparison": cvstats.ComparisonTable,
+    "publication": cvstats.PublicationTable,
 }
+#: Results whose exports show a layout of their own, not the tidy frame as it is:
+#: the comparison table (intervals as ``[low, high]``, readable headers) and the
+#: publication table (rows by columns; its exports are tested in tests/reporting).
+OWN_LAYOUT = {"comparison", "publication"}
+#: Result classes with nothing to say in words: a publication table lays numbers out.
+NO_VERDICT = {cvstats.PublicationTable}
 WITH_INTERVAL = {
     "inference_0d",
     "bayes_0d",
@@ -191,6 +206,7 @@ WITH_INTERVAL = {
 }
 WITH_PLOT = {  # InferenceResult: a forest plot (issue 15)
     "plan",
+    "comparison",
     "bayes",
     "bayes_0d",
     "bayes_scalar",
@@ -220,6 +236,11 @@ def dims_of(result: Result) -> list[str]:
         return [str(d) for d in result.dims if d != CI_BOUND]
     if isinstance(result, cvstats.PlanResult):  # the grid: one row per J and unit
         return ["J", *result.unit_dims]
+    if isinstance(result, cvstats.ComparisonTable):  # the contrasts first
+        dims = [str(d) for d in next(iter(result.results.values())).estimate.dims]
+        return sorted(dims, key=lambda d: d != "contrast")
+    if isinstance(result, cvstats.PublicationTable):
+        return [*result.rows, *result.columns]
     return []
 
 
@@ -272,9 +293,20 @@ def test_every_result_class_has_an_example():
     assert missing == [], f"add an instance of {missing} to `results` and `CLASSES`"
 
 
+def test_the_tables_derive_from_the_result_base():
+    """The comparison and publication tables are results; the comparison table's exports are
+    the base's (its own to_latex/to_markdown/to_html went)."""
+    assert issubclass(cvstats.ComparisonTable, Result)
+    assert issubclass(cvstats.PublicationTable, Result)
+    own = {"to_latex", "to_markdown", "to_html", "__str__"} & set(vars(cvstats.ComparisonTable))
+    assert own == set()
+
+
 def test_every_result_class_says_its_own_verdict():
     """Each class owns its wording: no class falls back on the base's empty verdict."""
-    silent = sorted(c.__qualname__ for c in result_classes() if c.verdict is Result.verdict)
+    silent = sorted(
+        c.__qualname__ for c in result_classes() - NO_VERDICT if c.verdict is Result.verdict
+    )
     assert silent == [], f"{silent} define no verdict()"
 
 
@@ -408,18 +440,19 @@ def test_reporting_protocol(results, label):
     assert "\\begin{tabular}" in latex and "\\toprule" in latex and "\\caption{" in latex
     # pdflatex-safe: no raw Unicode symbol (Greek letters, minus signs, accents) is left
     assert latex.isascii(), sorted({c for c in latex if not c.isascii()})
-    assert "caption{Mine}" in res.to_latex(caption="Mine")
     html = res.to_html()
-    assert "<table" in html and html.startswith("<p>")
+    assert "<table" in html
+    if label != "publication":  # the base's exports: caption first, another caption
+        assert html.startswith("<p>") and "caption{Mine}" in res.to_latex(caption="Mine")
     smry = res.summary()
     assert "\\begin{" in smry.as_latex() and "<table" in smry.as_html()
     text = str(res)
-    assert text == smry.as_text()
+    assert text == smry.as_text() or label == "publication"  # str: the table as laid out
     assert len(text.splitlines()) > 3
     # every column of the frame appears in the Markdown table's header
     header = md.split("\n\n", 1)[1].splitlines()[0]
     for col in res.to_frame().columns:
-        assert str(col) in header
+        assert str(col) in header or label in OWN_LAYOUT
 
 
 @pytest.mark.parametrize("label", sorted(CLASSES))
