@@ -302,6 +302,14 @@ def test_the_tables_derive_from_the_result_base():
     assert own == set()
 
 
+@pytest.mark.parametrize("label", ["comparison", "inference", "fit_rho"])
+def test_an_empty_caption_is_no_caption(results, label):
+    """One rule for every result's to_latex: ``caption=""`` leaves the caption out (the
+    comparison table used to put its default caption back)."""
+    latex = results[label].to_latex(caption="")
+    assert "\\caption" not in latex and "\\begin{tabular}" in latex
+
+
 def test_every_result_class_says_its_own_verdict():
     """Each class owns its wording: no class falls back on the base's empty verdict."""
     silent = sorted(
