@@ -11,8 +11,7 @@ import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from html import escape as html_escape
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -32,6 +31,7 @@ from cvstats.inference.registry import METHODS, TARGETS, applicable_methods
 from cvstats.reporting.decision import (
     LEVEL_NOTE,
     MODELS_ON_THEIR_OWN,
+    ci_text,
     comparison_rows,
     contrast_labels,
     default_summary,
@@ -41,7 +41,6 @@ from cvstats.reporting.decision import (
     table_verdict,
     wrap_lines,
 )
-from cvstats.reporting.formatting import latex_escape
 from cvstats.reporting.multiplicity import (
     ADJUST_DEFAULT,
     Adjustment,
@@ -50,8 +49,8 @@ from cvstats.reporting.multiplicity import (
     check_adjust,
 )
 from cvstats.results import FRAME_COLUMNS, InferenceResult
-from cvstats.results.base import latex_unicode, ordered_columns
-from cvstats.results.ranges import CLIP_COLUMN, CLIP_MARK, table_clip_notes
+from cvstats.results.base import Result, format_floats, ordered_columns
+from cvstats.results.ranges import CLIP_COLUMN, table_clip_notes
 from cvstats.results.verdict import Verdict, is_level, weights_of
 
 __all__ = ["METHODS", "TARGETS", "ComparisonTable", "compare", "applicable_methods"]
@@ -101,9 +100,18 @@ def _pairwise_contrasts(cube: xr.DataArray) -> list[str]:
     ]
 
 
-@dataclass(frozen=True)
-class ComparisonTable:
+#: Columns of :meth:`ComparisonTable.to_frame` besides the dims and FRAME_COLUMNS.
+_EXTRA_COLUMNS = ("pvalue_raw", "note")
+
+
+@dataclass(frozen=True, repr=False)
+class ComparisonTable(Result):
     """Results of several methods on the contrasts of a formula.
+
+    A :class:`~cvstats.results.base.Result`: ``to_markdown``, ``to_latex``,
+    ``to_html`` and ``str`` come from the base, writing the table's
+    reader-facing frame (its own ``_display``: intervals as ``[low, high]``,
+    readable headers).
 
     Attributes
     ----------
@@ -149,6 +157,8 @@ class ComparisonTable:
     left_out: tuple[str, ...] = ()
     adjusted: dict[str, xr.DataArray] = field(default_factory=dict)
     adjustments: dict[str, Adjustment] = field(default_factory=dict)
+
+    frame_columns: ClassVar[tuple[str, ...]] = (*FRAME_COLUMNS, *_EXTRA_COLUMNS)
 
     def shown_results(self) -> dict[str, Any]:
         """Return the results as the table shows them: with their adjusted p-values, if any."""
@@ -234,11 +244,9 @@ class ComparisonTable:
         cols = ["method", "estimand", "estimate", "stderr", "statistic", "df", "pvalue"]
         if full:
             cols.append("pvalue_raw")
-        shown = _format_numbers(frame[[*dims, *cols]], precision)
+        shown = format_floats(frame[[*dims, *cols]], precision, nan="")
         shown[f"{100 * (1 - self.alpha):g}% CI"] = [
-            ""
-            if np.isnan(lo) or np.isnan(hi)
-            else f"[{_fmt(lo, precision)}, {_fmt(hi, precision)}]{CLIP_MARK if cut else ''}"
+            ci_text(lo, hi, precision, cut)
             for lo, hi, cut in zip(
                 frame["ci_lower"], frame["ci_upper"], frame[CLIP_COLUMN], strict=True
             )
@@ -270,37 +278,13 @@ class ComparisonTable:
             text += f" {', '.join(levels)}: {LEVEL_NOTE}."
         return text
 
-    def to_latex(self, precision: int = 4, caption: str | None = None) -> str:
-        """Return a booktabs LaTeX table (top, mid and bottom rules).
+    def _clip_notes(self, frame: pd.DataFrame | None = None) -> list[str]:
+        """Return the note on intervals clipped at the metric's range, when any was.
 
-        Parameters
-        ----------
-        precision : int, default 4
-            Significant digits.
-        caption : str, optional
-            Caption; default a description of the formula, level and target.
+        Read from the table's own frame (``frame``, the shown one, is ignored:
+        it holds the intervals as text).
         """
-        styler = self._display(precision).style.hide(axis="index")
-        styler = styler.format(escape="latex").format_index(escape="latex", axis=1)
-        latex = styler.to_latex(hrules=True, caption=caption or latex_escape(self._caption()))
-        notes = "".join(f"\n{latex_escape(n)}\n" for n in self._clip_notes())
-        return latex_unicode(str(latex) + notes)
-
-    def _clip_notes(self) -> list[str]:
-        """Return the note on intervals clipped at the metric's range, when any was."""
         return table_clip_notes(self.to_frame(), self.results)
-
-    def to_markdown(self, precision: int = 4) -> str:
-        """Return a Markdown (pipe) table, preceded by its caption."""
-        body = self._display(precision).to_markdown(index=False)
-        notes = "".join(f"\n\n{n}" for n in self._clip_notes())
-        return f"{self._caption()}\n\n{body}{notes}"
-
-    def to_html(self, precision: int = 4) -> str:
-        """Return an HTML table, preceded by its caption."""
-        html = self._display(precision).to_html(index=False, border=0)
-        notes = "".join(f"\n<p>{html_escape(n)}</p>" for n in self._clip_notes())
-        return f"<p>{html_escape(self._caption())}</p>\n{html}{notes}"
 
     def summary(self, precision: int = 4, *, full: bool = False) -> Any:
         """Return a statsmodels ``Summary`` (``as_text()``, ``as_latex()``, ``as_html()``).
@@ -386,9 +370,6 @@ class ComparisonTable:
 
         return forest_plot(self.to_frame(), mu0=self.mu0, alpha=self.alpha, ax=ax)
 
-    def __str__(self) -> str:
-        return str(self.summary().as_text())
-
     def __repr__(self) -> str:
         comparisons, _ = comparison_rows(self)
         head = (
@@ -405,26 +386,6 @@ class ComparisonTable:
     def _repr_html_(self) -> str:
         smry = self.summary()
         return str(smry.as_html()).replace("\n", "\n") + self.verdict()._repr_html_()
-
-
-#: Columns of :meth:`ComparisonTable.to_frame` besides the dims and FRAME_COLUMNS.
-_EXTRA_COLUMNS = ("pvalue_raw", "note")
-
-
-def _format_numbers(frame: pd.DataFrame, precision: int) -> pd.DataFrame:
-    out = frame.copy()
-    for col in out.columns:
-        if pd.api.types.is_float_dtype(out[col]):
-            out[col] = [_fmt(v, precision) for v in out[col]]
-    return out
-
-
-def _fmt(value: float, precision: int) -> str:
-    if np.isnan(value):
-        return ""
-    if np.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return f"{value:.{precision}g}"
 
 
 def _check_zero_one(models: xr.DataArray) -> None:

@@ -35,6 +35,7 @@ from cvstats.cube.schema import CONTRAST
 from cvstats.inference.recommend import Recommendation, recommend
 from cvstats.inference.registry import METHODS
 from cvstats.reporting.formatting import latex_escape
+from cvstats.results.base import format_value
 from cvstats.results.ranges import CLIP_COLUMN, CLIP_MARK, table_clip_notes
 from cvstats.results.verdict import (
     Verdict,
@@ -61,6 +62,7 @@ __all__ = [
     "levels_method",
     "table_recommendation",
     "table_verdict",
+    "ci_text",
     "table_weights",
     "wrap_lines",
 ]
@@ -145,16 +147,12 @@ def comparison_rows(table: ComparisonTable) -> tuple[pd.DataFrame, pd.DataFrame]
     return frame[test].reset_index(drop=True), frame[~test].reset_index(drop=True)
 
 
-def _fmt(value: float, precision: int) -> str:
-    if not np.isfinite(value):
-        return "" if np.isnan(value) else ("inf" if value > 0 else "-inf")
-    return f"{value:.{precision}g}"
-
-
-def _ci(low: float, high: float, precision: int, clipped: bool = False) -> str:
+def ci_text(low: float, high: float, precision: int, clipped: bool = False) -> str:
+    """Return an interval as ``"[low, high]"`` (marked when clipped), or ``""`` without one."""
     if np.isnan(low) or np.isnan(high):
         return ""
-    return f"[{_fmt(low, precision)}, {_fmt(high, precision)}]{CLIP_MARK if clipped else ''}"
+    low_text, high_text = (format_value(v, precision, nan="") for v in (low, high))
+    return f"[{low_text}, {high_text}]{CLIP_MARK if clipped else ''}"
 
 
 def _short(text: str, width: int) -> str:
@@ -280,8 +278,8 @@ def default_summary(table: ComparisonTable, precision: int = 4) -> Any:
                     *(_short(str(r[d]), 12) for d in extra),
                     _short(label_of(str(r[CONTRAST])), _LABEL_WIDTH),
                     name + _marker(name, table.target),
-                    _fmt(float(r["estimate"]), precision),
-                    _ci(float(r["ci_lower"]), float(r["ci_upper"]), precision, r[CLIP_COLUMN]),
+                    format_value(float(r["estimate"]), precision, nan=""),
+                    ci_text(float(r["ci_lower"]), float(r["ci_upper"]), precision, r[CLIP_COLUMN]),
                     pvalue_text(float(r["pvalue"]), table.alpha)
                     .removeprefix("p = ")
                     .replace("p ", ""),
@@ -314,8 +312,8 @@ def default_summary(table: ComparisonTable, precision: int = 4) -> Any:
             [
                 *(_short(str(r[d]), 12) for d in lextra),
                 _short(level_label(r[unit]), _LABEL_WIDTH),
-                _fmt(float(r["estimate"]), precision),
-                _ci(float(r["ci_lower"]), float(r["ci_upper"]), precision, r[CLIP_COLUMN]),
+                format_value(float(r["estimate"]), precision, nan=""),
+                ci_text(float(r["ci_lower"]), float(r["ci_upper"]), precision, r[CLIP_COLUMN]),
             ]
             for _, r in frame.iterrows()
         ]

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape as html_escape
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -35,7 +35,7 @@ from cvstats.results.base import (
     LATEX_ACCENTS,
     LATEX_SYMBOLS,
     REPR_LINES,
-    Display,
+    Result,
     text_display,
     truncate_frame,
 )
@@ -69,7 +69,7 @@ _ONE_SCRIPT = re.compile(r"(?P<kind>[_^])(?:\{(?P<braced>[^{}$\\]*)\}|(?P<bare>[
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class PublicationTable(Display):
+class PublicationTable(Result):
     r"""Estimates with intervals laid out for publication.
 
     Build it with :func:`publication_table`. The table holds numbers; the
@@ -77,6 +77,12 @@ class PublicationTable(Display):
     methods (:meth:`to_latex`, :meth:`to_markdown`, :meth:`to_html`,
     ``str``), so the same table can be shown at another precision with
     ``dataclasses.replace(table, precision=2)``.
+
+    A :class:`~cvstats.results.base.Result` (its tidy :meth:`to_frame`, a
+    ``summary``, no verdict, interval or plot), whose ``to_latex``,
+    ``to_markdown`` and ``to_html`` are its own: they lay the numbers out in
+    two dimensions (rows by columns, one cell per pair) with the table's
+    ``precision`` and ``fmt``, where the base writes the tidy frame.
 
     Attributes
     ----------
@@ -107,6 +113,11 @@ class PublicationTable(Display):
     fmt: str = "g"
     caption: str | None = None
     label: str | None = None
+
+    frame_columns: ClassVar[tuple[str, ...]] = TABLE_COLUMNS
+
+    def _caption(self) -> str:
+        return self.caption or type(self).__name__
 
     def to_frame(self) -> pd.DataFrame:
         """Return the tidy numbers (a copy of :attr:`data`).
@@ -168,7 +179,7 @@ class PublicationTable(Display):
         heads += [tuple(label(v) for v in ckey) for ckey in self.column_keys]
         return pd.DataFrame(body, columns=pd.MultiIndex.from_tuples(heads), dtype=object)
 
-    def to_latex(self) -> str:
+    def to_latex(self) -> str:  # type: ignore[override]
         r"""Return a booktabs LaTeX table that compiles with pdflatex.
 
         Needs ``\usepackage{booktabs}`` in the preamble. ``\toprule``,
@@ -195,7 +206,7 @@ class PublicationTable(Display):
         )
         return str(latex)
 
-    def to_markdown(self) -> str:
+    def to_markdown(self) -> str:  # type: ignore[override]
         """Return a Markdown (pipe) table, preceded by its caption when set.
 
         Labels are shown as written (Unicode) and repeated on every row; ``|``
@@ -205,7 +216,7 @@ class PublicationTable(Display):
         body = shown.to_markdown(index=False, disable_numparse=True, stralign="left")
         return body if self.caption is None else f"{_markdown_text(self.caption)}\n\n{body}"
 
-    def to_html(self) -> str:
+    def to_html(self) -> str:  # type: ignore[override]
         """Return an HTML ``<table>`` with a ``<caption>`` (and ``id`` = label, when set).
 
         Labels follow :func:`html_label` (``μ_A`` → ``μ<sub>A</sub>``).

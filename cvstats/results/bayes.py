@@ -27,6 +27,7 @@ from cvstats.results.base import (
     tidy_frame,
 )
 from cvstats.results.ranges import CLIP_COLUMN, clip_interval, clip_note, mark_clipped
+from cvstats.results.verdict import Verdict, result_verdict
 
 __all__ = ["BayesianResult", "BAYES_FRAME_COLUMNS"]
 
@@ -262,6 +263,10 @@ class BayesianResult(Result):
 
     def _display_notes(self) -> list[str]:
         return self._clip_notes(self.to_frame())
+
+    def verdict(self) -> Verdict:
+        """Return the result in words (:func:`~cvstats.results.verdict.result_verdict`)."""
+        return result_verdict(self)
 
     def plot(self, ax: Any = None, *, points: int = 400) -> Any:
         """Draw the posterior densities with the rope shaded (matplotlib).

@@ -14,6 +14,7 @@ from typing import ClassVar
 import pandas as pd
 
 from cvstats.results.base import Result
+from cvstats.results.verdict import Verdict, winner_verdict
 
 __all__ = ["WINNER_FRAME_COLUMNS", "WinnerTable"]
 
@@ -88,6 +89,10 @@ class WinnerTable(Result):
         n = self.n_datasets
         frame["share"] = frame["count"] / n if n > 0 else float("nan")
         return frame[list(WINNER_FRAME_COLUMNS)]
+
+    def verdict(self) -> Verdict:
+        """Return the table in words (:func:`~cvstats.results.verdict.winner_verdict`)."""
+        return winner_verdict(self)
 
     def _caption(self) -> str:
         a, b = self.models

@@ -32,6 +32,7 @@ import xarray as xr
 from cvstats.errors import ArgumentError
 from cvstats.results.base import CI_BOUND, Result, tidy_frame
 from cvstats.results.plots import estimates_plot
+from cvstats.results.verdict import Verdict, estimates_verdict
 
 __all__ = ["ESTIMATES_FRAME_COLUMNS", "QUANTITY", "EstimatesPlot", "EstimatesResult"]
 
@@ -160,6 +161,10 @@ class EstimatesResult(xr.Dataset, Result):
         out = pd.concat(frames, ignore_index=True)
         dims = [str(d) for d in self.dims if d != CI_BOUND and str(d) in out.columns]
         return out[[*dims, *ESTIMATES_FRAME_COLUMNS]]
+
+    def verdict(self) -> Verdict:
+        """Return the fit in words (:func:`~cvstats.results.verdict.estimates_verdict`)."""
+        return estimates_verdict(self)
 
     def _caption(self) -> str:
         method = str(self.attrs.get("method", type(self).__name__))

@@ -30,6 +30,7 @@ from cvstats.results.base import (
 )
 from cvstats.results.plots import forest_plot
 from cvstats.results.ranges import CLIP_COLUMN, clip_interval, clip_note, mark_clipped
+from cvstats.results.verdict import Verdict, result_verdict
 
 __all__ = ["ConfidenceInterval", "InferenceResult", "FRAME_COLUMNS"]
 
@@ -288,6 +289,10 @@ class InferenceResult(Result):
 
     def _display_notes(self) -> list[str]:
         return self._clip_notes(self.to_frame())
+
+    def verdict(self) -> Verdict:
+        """Return the result in words (:func:`~cvstats.results.verdict.result_verdict`)."""
+        return result_verdict(self)
 
     def plot(self, ax: Any = None, *, alpha: float | None = None) -> Any:
         """Draw a forest plot: the estimate and interval of every element (matplotlib).

@@ -21,6 +21,13 @@ import xarray as xr
 from cvstats.cube.schema import CONTRAST
 from cvstats.errors import CvstatsTypeError
 from cvstats.results.base import Result
+from cvstats.results.verdict import (
+    Verdict,
+    friedman_verdict,
+    pairwise_verdict,
+    rank_report_verdict,
+    wilcoxon_verdict,
+)
 
 __all__ = [
     "FRIEDMAN_FRAME_COLUMNS",
@@ -145,6 +152,10 @@ class FriedmanResult(Result):
         """Critical-difference diagram (:func:`cd_diagram`)."""
         return cd_diagram(self, ax=ax)
 
+    def verdict(self) -> Verdict:
+        """Return the test in words (:func:`~cvstats.results.verdict.friedman_verdict`)."""
+        return friedman_verdict(self)
+
     def _caption(self) -> str:
         return f"Friedman test, N = {self.n_datasets} datasets, k = {self.n_models} learners"
 
@@ -232,6 +243,10 @@ class WilcoxonResult(Result):
         }
         return pd.DataFrame([row], columns=list(WILCOXON_FRAME_COLUMNS))
 
+    def verdict(self) -> Verdict:
+        """Return the test in words (:func:`~cvstats.results.verdict.wilcoxon_verdict`)."""
+        return wilcoxon_verdict(self)
+
     def _caption(self) -> str:
         return f"Wilcoxon signed-rank test, {self.model_a} vs {self.model_b}"
 
@@ -290,6 +305,10 @@ class PairwiseResult(Result):
         frame["pvalue_adjusted"] = self.pvalue_adjusted.values.astype(float)
         frame["reject"] = self.reject.values.astype(bool)
         return frame[list(PAIRWISE_FRAME_COLUMNS)]
+
+    def verdict(self) -> Verdict:
+        """Return the tests in words (:func:`~cvstats.results.verdict.pairwise_verdict`)."""
+        return pairwise_verdict(self)
 
     def _caption(self) -> str:
         return f"Pairwise Wilcoxon signed-rank tests, {self.correction}-adjusted"
@@ -384,6 +403,10 @@ class RankReport(Result):
     def plot(self, ax: Any = None) -> Any:
         """Critical-difference diagram of the Friedman result."""
         return cd_diagram(self.friedman, ax=ax)
+
+    def verdict(self) -> Verdict:
+        """Return the report in words (:func:`~cvstats.results.verdict.rank_report_verdict`)."""
+        return rank_report_verdict(self)
 
     def _caption(self) -> str:
         return f"Rank report: {self.friedman._caption()}"

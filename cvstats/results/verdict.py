@@ -705,33 +705,3 @@ def _g(value: Any) -> str:
 def res_columns(frame: pd.DataFrame) -> set[str]:
     """Return the value columns of an estimates frame (the rest are unit dims)."""
     return {"quantity", "estimate", "stderr", "ci_lower", "ci_upper"} & set(frame.columns)
-
-
-_BY_CLASS = {
-    "FriedmanResult": friedman_verdict,
-    "WilcoxonResult": wilcoxon_verdict,
-    "PairwiseResult": pairwise_verdict,
-    "RankReport": rank_report_verdict,
-    "WinnerTable": winner_verdict,
-}
-
-
-def verdict_of(result: Any) -> Verdict:
-    """Return the verdict of any cvstats result (dispatch on its kind).
-
-    Parameters
-    ----------
-    result : a cvstats result
-        An ``InferenceResult``, ``BayesianResult``, rank result, ``WinnerTable``
-        or ``EstimatesResult``.
-
-    Returns
-    -------
-    Verdict
-    """
-    for cls in type(result).__mro__:
-        if cls.__name__ in _BY_CLASS:
-            return _BY_CLASS[cls.__name__](result)
-    if hasattr(result, "pvalue") and hasattr(result, "estimate") or hasattr(result, "p_rope"):
-        return result_verdict(result)
-    return estimates_verdict(result)

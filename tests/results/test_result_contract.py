@@ -9,6 +9,8 @@ with frames ending in the class's stable columns.
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import pkgutil
 
 import matplotlib
 
@@ -157,6 +159,14 @@ def results(cube):
         "bayes": bayesian_correlated_t(cvstats.pairwise(one), rope=0.05),
         "bayes_scalar": post,
         **across_results(cube, ["a", "b"]),
+        "plan": cvstats.plan(cube, target_width=0.5, effect=0.4),
+        "comparison": cvstats.compare(cvstats.pairwise(one)),
+        "publication": cvstats.publication_table(
+            cvstats.corrected_resampled_t(cvstats.pairwise(cube)).to_frame(),
+            rows=["contrast"],
+            columns=["dataset"],
+            caption="Per dataset",
+        ),
     }
 
 
@@ -169,7 +179,16 @@ CLASSES = {
     "bayes": BayesianResult,
     "bayes_scalar": BayesianResult,
     **ACROSS_CLASSES,
+    "plan": cvstats.PlanResult,
+    "comparison": cvstats.ComparisonTable,
+    "publication": cvstats.PublicationTable,
 }
+#: Results whose exports show a layout of their own, not the tidy frame as it is:
+#: the comparison table (intervals as ``[low, high]``, readable headers) and the
+#: publication table (rows by columns; its exports are tested in tests/reporting).
+OWN_LAYOUT = {"comparison", "publication"}
+#: Result classes with nothing to say in words: a publication table lays numbers out.
+NO_VERDICT = {cvstats.PublicationTable}
 WITH_INTERVAL = {
     "inference_0d",
     "bayes_0d",
@@ -186,6 +205,8 @@ WITH_INTERVAL = {
     "variance_decomposition",
 }
 WITH_PLOT = {  # InferenceResult: a forest plot (issue 15)
+    "plan",
+    "comparison",
     "bayes",
     "bayes_0d",
     "bayes_scalar",
@@ -198,6 +219,13 @@ WITH_PLOT = {  # InferenceResult: a forest plot (issue 15)
 }
 
 
+#: The fields that may hold a bare float: options (the plan's targets), not computed values.
+OPTIONS = (
+    *("alpha", "mu0", "rho", "agreement"),
+    *("target_width", "effect", "target_power", "knee_tolerance"),
+)
+
+
 def dims_of(result: Result) -> list[str]:
     """The dims a result's frame starts with."""
     if isinstance(result, InferenceResult):
@@ -206,6 +234,13 @@ def dims_of(result: Result) -> list[str]:
         return [str(d) for d in result.mean.dims]
     if isinstance(result, EstimatesResult):
         return [str(d) for d in result.dims if d != CI_BOUND]
+    if isinstance(result, cvstats.PlanResult):  # the grid: one row per J and unit
+        return ["J", *result.unit_dims]
+    if isinstance(result, cvstats.ComparisonTable):  # the contrasts first
+        dims = [str(d) for d in next(iter(result.results.values())).estimate.dims]
+        return sorted(dims, key=lambda d: d != "contrast")
+    if isinstance(result, cvstats.PublicationTable):
+        return [*result.rows, *result.columns]
     return []
 
 
@@ -223,19 +258,64 @@ def check_interval(ci: xr.DataArray) -> None:
 # ---------------------------------------------------------------------------
 
 
+def result_classes() -> set[type]:
+    """Every subclass of :class:`Result` that cvstats defines, found, not listed.
+
+    Imports every module of the package first (a class exists once its module
+    ran), then walks ``__subclasses__`` down; classes a test defines are left out.
+    """
+    for module in pkgutil.walk_packages(cvstats.__path__, "cvstats."):
+        if not module.name.endswith("__main__"):
+            importlib.import_module(module.name)
+    found: set[type] = set()
+    todo = [Result]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in found and sub.__module__.startswith("cvstats."):
+                found.add(sub)
+                todo.append(sub)
+    return found
+
+
+def test_discovery_finds_the_result_classes():
+    found = result_classes()
+    assert {InferenceResult, BayesianResult, EstimatesResult, cvstats.PlanResult} <= found
+    assert Result not in found
+
+
 def test_every_label_is_covered(results):
     assert set(results) == set(CLASSES)
-    covered = {CLASSES[k] for k in results}
-    assert covered == {
-        InferenceResult,
-        BayesianResult,
-        FriedmanResult,
-        WilcoxonResult,
-        PairwiseResult,
-        RankReport,
-        WinnerTable,
-        EstimatesResult,
-    }
+
+
+def test_every_result_class_has_an_example():
+    """A new result class fails here until ``results`` holds an instance of it."""
+    missing = sorted(c.__qualname__ for c in result_classes() - set(CLASSES.values()))
+    assert missing == [], f"add an instance of {missing} to `results` and `CLASSES`"
+
+
+def test_the_tables_derive_from_the_result_base():
+    """The comparison and publication tables are results; the comparison table's exports are
+    the base's (its own to_latex/to_markdown/to_html went)."""
+    assert issubclass(cvstats.ComparisonTable, Result)
+    assert issubclass(cvstats.PublicationTable, Result)
+    own = {"to_latex", "to_markdown", "to_html", "__str__"} & set(vars(cvstats.ComparisonTable))
+    assert own == set()
+
+
+@pytest.mark.parametrize("label", ["comparison", "inference", "fit_rho"])
+def test_an_empty_caption_is_no_caption(results, label):
+    """One rule for every result's to_latex: ``caption=""`` leaves the caption out (the
+    comparison table used to put its default caption back)."""
+    latex = results[label].to_latex(caption="")
+    assert "\\caption" not in latex and "\\begin{tabular}" in latex
+
+
+def test_every_result_class_says_its_own_verdict():
+    """Each class owns its wording: no class falls back on the base's empty verdict."""
+    silent = sorted(
+        c.__qualname__ for c in result_classes() - NO_VERDICT if c.verdict is Result.verdict
+    )
+    assert silent == [], f"{silent} define no verdict()"
 
 
 @pytest.mark.parametrize("label", sorted(CLASSES))
@@ -263,7 +343,7 @@ def test_values_are_dataarrays(results, label):
     for f in dataclasses.fields(res):
         value = getattr(res, f.name)
         if isinstance(value, float) and not isinstance(value, bool):
-            assert f.name in ("alpha", "mu0", "rho", "agreement"), (label, f.name)
+            assert f.name in OPTIONS, (label, f.name)
 
 
 @pytest.mark.parametrize("label", ["inference_0d", "bayes_0d", "friedman", "wilcoxon"])
@@ -368,18 +448,19 @@ def test_reporting_protocol(results, label):
     assert "\\begin{tabular}" in latex and "\\toprule" in latex and "\\caption{" in latex
     # pdflatex-safe: no raw Unicode symbol (Greek letters, minus signs, accents) is left
     assert latex.isascii(), sorted({c for c in latex if not c.isascii()})
-    assert "caption{Mine}" in res.to_latex(caption="Mine")
     html = res.to_html()
-    assert "<table" in html and html.startswith("<p>")
+    assert "<table" in html
+    if label != "publication":  # the base's exports: caption first, another caption
+        assert html.startswith("<p>") and "caption{Mine}" in res.to_latex(caption="Mine")
     smry = res.summary()
     assert "\\begin{" in smry.as_latex() and "<table" in smry.as_html()
     text = str(res)
-    assert text == smry.as_text()
+    assert text == smry.as_text() or label == "publication"  # str: the table as laid out
     assert len(text.splitlines()) > 3
     # every column of the frame appears in the Markdown table's header
     header = md.split("\n\n", 1)[1].splitlines()[0]
     for col in res.to_frame().columns:
-        assert str(col) in header
+        assert str(col) in header or label in OWN_LAYOUT
 
 
 @pytest.mark.parametrize("label", sorted(CLASSES))
