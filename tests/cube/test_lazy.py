@@ -175,7 +175,7 @@ def test_kfold_variance_lazy(kfold_cube, lazy_versions, func):
         cvstats.fit_rho,
         cvstats.fit_r,
         lambda c: cvstats.fit_lemma1(
-            split_means(c, ["main"]), sample_dim="dataset", member_dim="split"
+            split_means(c, ["main"]), dataset_dim="dataset", member_dim="split"
         ),
     ],
     ids=["fit_rho", "fit_r", "fit_lemma1"],
