@@ -22,6 +22,10 @@ import xarray as xr  # noqa: E402
 
 import cvstats  # noqa: E402
 from cvstats import ArgumentError, designs, kernels  # noqa: E402
+from cvstats.across.bayes_datasets import (  # noqa: E402
+    bayesian_sign_test,
+    bayesian_signed_rank_test,
+)
 from cvstats.across.conditional import cv_bias, variance_decomposition, winner_table  # noqa: E402
 from cvstats.across.kfold_variance import (  # noqa: E402
     kfold_moments,
@@ -38,6 +42,7 @@ from cvstats.inference.bayes import bayesian_correlated_t  # noqa: E402
 from cvstats.results import (  # noqa: E402
     BOUNDS,
     CI_BOUND,
+    BayesianDatasetsResult,
     BayesianResult,
     ConfidenceInterval,
     EstimatesResult,
@@ -99,6 +104,10 @@ def across_results(cube, models, fit_r_models=None):
     return {
         "friedman": friedman_test(est),
         "wilcoxon": wilcoxon_test(est, *models),
+        "bayes_signed_rank": bayesian_signed_rank_test(
+            est, *models, rope=0.05, n_samples=2000, seed=0
+        ),
+        "bayes_sign": bayesian_sign_test(est, *models, rope=0.05, n_samples=2000, seed=0),
         "pairwise": pairwise_wilcoxon(est),
         "rank_report": rank_report(est, cvstats.corrected_resampled_t(cvstats.pairwise(cube))),
         "winner": winner_table(repeated, conditional, tuple(models)),
@@ -117,6 +126,8 @@ def across_results(cube, models, fit_r_models=None):
 ACROSS_CLASSES = {
     "friedman": FriedmanResult,
     "wilcoxon": WilcoxonResult,
+    "bayes_signed_rank": BayesianDatasetsResult,
+    "bayes_sign": BayesianDatasetsResult,
     "pairwise": PairwiseResult,
     "rank_report": RankReport,
     "winner": WinnerTable,
@@ -229,6 +240,7 @@ def test_every_label_is_covered(results):
     assert covered == {
         InferenceResult,
         BayesianResult,
+        BayesianDatasetsResult,
         FriedmanResult,
         WilcoxonResult,
         PairwiseResult,
@@ -263,10 +275,15 @@ def test_values_are_dataarrays(results, label):
     for f in dataclasses.fields(res):
         value = getattr(res, f.name)
         if isinstance(value, float) and not isinstance(value, bool):
-            assert f.name in ("alpha", "mu0", "rho", "agreement"), (label, f.name)
+            assert f.name in ("alpha", "mu0", "rho", "agreement", "rope", "prior"), (
+                label,
+                f.name,
+            )
 
 
-@pytest.mark.parametrize("label", ["inference_0d", "bayes_0d", "friedman", "wilcoxon"])
+@pytest.mark.parametrize(
+    "label", ["inference_0d", "bayes_0d", "friedman", "wilcoxon", "bayes_signed_rank"]
+)
 def test_scalar_results_are_0d_dataarrays(results, label):
     res = results[label]
     for name in res.value_fields:
