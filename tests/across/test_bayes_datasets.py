@@ -80,6 +80,28 @@ def test_agrees_with_baycomp(name, with_rope, kind):
     np.testing.assert_allclose(_probs(res), expected, atol=TOL, rtol=0)
 
 
+#: baycomp 1.0.3's ``SignedRankTest.probs`` and ``SignTest.probs`` on :data:`TABLES`
+#: (``nsamples=50000, random_state=123``), recorded so that the agreement is checked
+#: where baycomp is not installed: ``{(table, rope): (signed-rank, sign)}``, rope-less
+#: answers as ``(p_left, 0, p_right)``.
+BAYCOMP_RECORDED = {
+    ("baycomp_style", 0.01): ((0.0, 0.865, 0.135), (2e-05, 0.80962, 0.19036)),
+    ("baycomp_style", 0.0): ((0.0007, 0.0, 0.9993), (0.00376, 0.0, 0.99624)),
+    ("tied", 0.005): ((0.0042, 0.00334, 0.99246), (0.00106, 0.26106, 0.73788)),
+    ("tied", 0.0): ((0.00408, 0.0, 0.99592), (0.00143, 0.0, 0.99857)),
+}
+
+
+@pytest.mark.parametrize("key", list(BAYCOMP_RECORDED), ids=str)
+def test_agrees_with_recorded_baycomp_numbers(key):
+    name, rope = key
+    frame, _ = TABLES[name]
+    a, b = frame.columns
+    for test, expected in zip(TESTS.values(), BAYCOMP_RECORDED[key], strict=True):
+        res = test(frame, a, b, rope=rope, n_samples=N, seed=12, greater_is_better=True)
+        np.testing.assert_allclose(_probs(res), expected, atol=TOL, rtol=0)
+
+
 def test_losses_agree_with_baycomp_on_negated_losses():
     """baycomp takes scores; a loss table (greater_is_better=False) is its negation."""
     baycomp = pytest.importorskip("baycomp")
