@@ -2,7 +2,7 @@
 
 Benavoli, Corani, Demšar & Zaffalon (2017), "Time for a change: a tutorial for
 comparing multiple classifiers through Bayesian analysis", JMLR 18(77): the
-Bayesian sign test (§4) and the Bayesian signed-rank test (§5; Benavoli et al.
+Bayesian sign test and the Bayesian signed-rank test (§4–5; Benavoli et al.
 2014, ICML), with a region of practical equivalence (rope). Their answer is
 the posterior probability that ``a`` is practically better on a new dataset,
 that the two are practically equivalent, or that ``b`` is, instead of a
@@ -215,7 +215,7 @@ def bayesian_signed_rank_test(
     greater_is_better: bool | None = None,
     dataset_dim: Hashable = DATASET_DIM,
 ) -> BayesianDatasetsResult:
-    """Bayesian signed-rank test of ``a`` and ``b`` over datasets (Benavoli et al. 2017, §5).
+    """Bayesian signed-rank test of ``a`` and ``b`` over datasets (Benavoli et al. 2017).
 
     The posterior of a Dirichlet process on the per-dataset differences, with
     a prior pseudo-observation at a zero difference (Benavoli et al. 2014): each
@@ -294,7 +294,7 @@ def bayesian_sign_test(
     greater_is_better: bool | None = None,
     dataset_dim: Hashable = DATASET_DIM,
 ) -> BayesianDatasetsResult:
-    """Bayesian sign test of learners ``a`` and ``b`` over datasets (Benavoli et al. 2017, §4).
+    """Bayesian sign test of learners ``a`` and ``b`` over datasets (Benavoli et al. 2017).
 
     The probabilities ``θ_left, θ_rope, θ_right`` that a new dataset's
     difference falls below, inside or above the rope have the posterior

@@ -2,7 +2,7 @@
 
 Benavoli, Corani, Demšar & Zaffalon (2017), "Time for a change: a tutorial for
 comparing multiple classifiers through Bayesian analysis", JMLR 18(77), §4–5;
-the signed-rank test is Benavoli, Mangili, Corani, Zaffalon & Ruggeri (2014),
+the signed-rank test is Benavoli, Corani, Mangili, Zaffalon & Ruggeri (2014),
 "A Bayesian Wilcoxon signed-rank test based on the Dirichlet process", ICML.
 
 The input is the vector of per-dataset differences ``d_i`` oriented so that a
@@ -11,10 +11,10 @@ difference: *left* (``d < -rope``), the region of practical equivalence
 *rope* (``|d| <= rope``) and *right* (``d > rope``). Each draw of the posterior
 is a point ``(θ_left, θ_rope, θ_right)`` of the simplex:
 
-* **sign test** (§4): ``θ ~ Dirichlet(n_left, n_rope, n_right)`` plus the
+* **sign test**: ``θ ~ Dirichlet(n_left, n_rope, n_right)`` plus the
   prior's pseudo-counts (``prior`` on one region, ``1e-4`` on each for numerical
   stability, as baycomp);
-* **signed-rank test** (§5): a Dirichlet process with a pseudo-observation at
+* **signed-rank test**: a Dirichlet process with a pseudo-observation at
   ``d_0 = 0`` of weight ``prior``; a draw is the weight vector
   ``w ~ Dirichlet(prior, 1, ..., 1)`` over ``(d_0, d_1, ..., d_n)`` and
   ``θ_right = Σ_ij w_i w_j H(d_i + d_j - 2·rope)``,
@@ -83,7 +83,7 @@ def sign_posterior(
     n_samples: int,
     rng: np.random.Generator,
 ) -> np.ndarray:
-    """Return draws of the Bayesian sign test's posterior (Benavoli et al. 2017, §4).
+    """Return draws of the Bayesian sign test's posterior (Benavoli et al. 2017, §4–5).
 
     Parameters
     ----------
@@ -125,7 +125,7 @@ def signed_rank_posterior(
     n_samples: int,
     rng: np.random.Generator,
 ) -> np.ndarray:
-    """Return draws of the Bayesian signed-rank test's posterior (Benavoli et al. 2017, §5).
+    """Return draws of the Bayesian signed-rank test's posterior (Benavoli et al. 2017, §4–5).
 
     Parameters
     ----------

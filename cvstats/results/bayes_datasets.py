@@ -11,8 +11,9 @@ Demšar & Zaffalon 2017, JMLR 18(77), §4–5).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
+import numpy as np
 import pandas as pd
 import xarray as xr
 
@@ -143,6 +144,57 @@ class BayesianDatasetsResult(Result):
             ("Prior:", f"{self.prior:g} ({self.prior_region})"),
             ("Draws:", str(self.n_samples)),
         ]
+
+    def plot(self, ax: Any = None, *, points: int = 5000) -> Any:
+        """Draw the posterior draws in the simplex (Benavoli et al. 2017's triangle).
+
+        Each draw ``(θ_left, θ_rope, θ_right)`` is a point of the triangle whose
+        corners are "``a`` practically better" (bottom left), "``b`` practically
+        better" (bottom right) and "practically equivalent" (top); the lines
+        from the centre split it into the regions where each ``θ`` is the
+        largest, so the share of points in a region is its probability
+        (``p_left``, ``p_rope``, ``p_right``). Without a rope the points lie on
+        the bottom edge.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw on; default a new figure.
+        points : int, default 5000
+            At most this many draws are shown (the first ones; the draws are
+            independent).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        import matplotlib.pyplot as plt
+
+        corners = np.array([[0.0, 0.0], [0.5, np.sqrt(3) / 2], [1.0, 0.0]])  # left, rope, right
+        theta = self.posterior.isel(chain=0).transpose("draw", "region").values[:points]
+        xy = theta @ corners
+        if ax is None:
+            _, ax = plt.subplots(figsize=(5, 4.5))
+        ax.plot(*np.vstack([corners, corners[:1]]).T, color="black", lw=1)
+        centre = corners.mean(axis=0)
+        for i in range(3):  # boundaries between the regions: centre to each edge's middle
+            middle = (corners[i] + corners[(i + 1) % 3]) / 2
+            ax.plot([centre[0], middle[0]], [centre[1], middle[1]], color="grey", lw=0.8)
+        ax.scatter(xy[:, 0], xy[:, 1], s=2, alpha=0.2, color="tab:blue", rasterized=True)
+        probs = self.probabilities()
+        labels = [
+            f"{self.model_a} better\n{probs['left']:.3f}",
+            f"rope ±{self.rope:g}\n{probs['rope']:.3f}",
+            f"{self.model_b} better\n{probs['right']:.3f}",
+        ]
+        for (x, y), label, ha, va in zip(
+            corners, labels, ["right", "center", "left"], ["top", "bottom", "top"], strict=True
+        ):
+            ax.text(x, y, label, ha=ha, va=va, fontsize="small")
+        ax.set_title(f"{self.title}: {self.model_a} vs {self.model_b}", fontsize="medium", pad=28)
+        ax.set_aspect("equal")
+        ax.axis("off")
+        return ax
 
     def _display_details(self) -> list[str]:
         return [

@@ -329,3 +329,26 @@ def test_bad_prior():
         bayesian_sign_test(frame, "p", "q", prior=-1, greater_is_better=True)
     with pytest.raises(ArgumentError, match="`prior_region` must be one of"):
         bayesian_sign_test(frame, "p", "q", prior_region="middle", greater_is_better=True)
+
+
+def test_simplex_plot_places_each_draw_at_its_probabilities():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    frame, rope = TABLES["tied"]
+    res = bayesian_sign_test(
+        frame, "u", "v", rope=rope, n_samples=800, seed=2, greater_is_better=True
+    )
+    ax = res.plot()
+    xy = np.asarray(ax.collections[0].get_offsets())
+    # barycentric coordinates of the corners left (0, 0), rope (1/2, √3/2), right (1, 0)
+    rope_share = xy[:, 1] / (math.sqrt(3) / 2)
+    right = xy[:, 0] - rope_share / 2
+    back = np.column_stack([1 - rope_share - right, rope_share, right])
+    np.testing.assert_allclose(back, res.posterior.isel(chain=0).values, atol=1e-12)
+    texts = [t.get_text() for t in ax.texts]
+    assert texts[0].startswith("u better") and texts[2].startswith("v better")
+    assert f"{float(res.p_rope):.3f}" in texts[1]
+    plt.close("all")

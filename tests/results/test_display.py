@@ -127,6 +127,8 @@ CLASSES = {
 #: What ``plot()`` draws: a forest plot for the tests, the posterior with its rope,
 #: the critical-difference diagram, an estimate with its intervals (ρ̂ against ρ0).
 WITH_PLOT = {
+    "bayes_sign",
+    "bayes_signed_rank",
     "inference_0d",
     "bayes_0d",
     "inference_scalar",

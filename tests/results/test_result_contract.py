@@ -198,6 +198,8 @@ WITH_INTERVAL = {
 }
 WITH_PLOT = {  # InferenceResult: a forest plot (issue 15)
     "bayes",
+    "bayes_sign",
+    "bayes_signed_rank",
     "bayes_0d",
     "bayes_scalar",
     "friedman",
