@@ -42,6 +42,11 @@ from cvstats.options import get_options, set_options
 #: ``cvstats.designs`` binds ``designs``, the module).
 _LAZY: dict[str, tuple[str, ...]] = {
     "cvstats.designs": (),
+    "cvstats.across.bayes_datasets": (
+        "BayesianDatasetsResult",
+        "bayesian_sign_test",
+        "bayesian_signed_rank_test",
+    ),
     "cvstats.across.conditional": (
         "WinnerTable",
         "cv_bias",
@@ -194,7 +199,10 @@ __all__ = [
     "PairwiseResult",
     "RankReport",
     "WilcoxonResult",
+    "BayesianDatasetsResult",
     "bayesian_correlated_t",
+    "bayesian_sign_test",
+    "bayesian_signed_rank_test",
     "bayle_cv",
     "cd_diagram",
     "friedman_test",

@@ -132,6 +132,38 @@ def _as_frame(table: Any, dataset_dim: Hashable) -> pd.DataFrame:
     return frame
 
 
+def checked_table(
+    table: Any, models: Sequence[str] = (), *, dataset_dim: Hashable = DATASET_DIM
+) -> pd.DataFrame:
+    """Return ``table`` as a checked DataFrame, datasets × learners, with ``models`` in it.
+
+    The reading every comparison across datasets shares (here and in
+    :mod:`cvstats.across.bayes_datasets`).
+
+    Parameters
+    ----------
+    table : xarray.DataArray or pandas.DataFrame
+        Per-dataset estimates, datasets × learners.
+    models : sequence of str
+        Learners that must be columns of the table.
+    dataset_dim : hashable, default "dataset"
+        The datasets dim of a DataArray table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Float, finite, at least 2 datasets and 2 learners, string column labels.
+
+    Raises
+    ------
+    ArgumentError
+        If the table is not that, or a learner of ``models`` is not in it.
+    """
+    frame = _as_frame(table, dataset_dim)
+    _check_models(frame, models)
+    return frame
+
+
 def direction_of(
     table: Any,
     greater_is_better: bool | None = None,

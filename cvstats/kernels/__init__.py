@@ -20,7 +20,15 @@ from cvstats.checks import ALTERNATIVES, ArgumentError
 
 # every kernel module, so that ``cvstats.kernels.<module>`` resolves after ``import cvstats``
 # as it did when the package root imported the whole API eagerly
-from cvstats.kernels import bayes, bayle, kfold, lemma1, nested, ranks  # noqa: F401
+from cvstats.kernels import (  # noqa: F401
+    bayes,
+    bayes_datasets,
+    bayle,
+    kfold,
+    lemma1,
+    nested,
+    ranks,
+)
 from cvstats.kernels._core import FArrays, StatArrays
 from cvstats.kernels.correlation import fisher_z_interval, pearson_r
 from cvstats.kernels.fivebytwo import (

@@ -20,6 +20,8 @@ and ``_repr_html_``, :class:`~cvstats.results.base.Display`).
 * :mod:`~cvstats.results.inference` — :class:`InferenceResult`;
 * :mod:`~cvstats.results.bayes` — :class:`BayesianResult`;
 * :mod:`~cvstats.results.ranks` — Friedman, Wilcoxon, pairwise and rank reports;
+* :mod:`~cvstats.results.bayes_datasets` — :class:`BayesianDatasetsResult`, the Bayesian
+  sign and signed-rank tests across datasets;
 * :mod:`~cvstats.results.conditional` — :class:`WinnerTable`;
 * :mod:`~cvstats.results.estimates` — :class:`EstimatesResult`, the fits across datasets;
 * :mod:`~cvstats.results.plan` — :class:`~cvstats.results.plan.PlanResult`, a planned experiment;
@@ -38,6 +40,7 @@ from cvstats.results.base import (
     split_interval,
 )
 from cvstats.results.bayes import BAYES_FRAME_COLUMNS, BayesianResult
+from cvstats.results.bayes_datasets import BAYES_DATASETS_FRAME_COLUMNS, BayesianDatasetsResult
 from cvstats.results.conditional import WINNER_FRAME_COLUMNS, WinnerTable
 from cvstats.results.estimates import ESTIMATES_FRAME_COLUMNS, EstimatesResult
 from cvstats.results.inference import FRAME_COLUMNS, InferenceResult
@@ -50,12 +53,14 @@ from cvstats.results.ranks import (
 )
 
 __all__ = [
+    "BAYES_DATASETS_FRAME_COLUMNS",
     "BAYES_FRAME_COLUMNS",
     "BOUNDS",
     "CI_BOUND",
     "ESTIMATES_FRAME_COLUMNS",
     "FRAME_COLUMNS",
     "WINNER_FRAME_COLUMNS",
+    "BayesianDatasetsResult",
     "BayesianResult",
     "ConfidenceInterval",
     "EstimatesResult",

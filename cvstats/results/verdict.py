@@ -615,6 +615,44 @@ def wilcoxon_verdict(res: Any, alpha: float = 0.05) -> Verdict:
     return Verdict(f"{said}: no evidence that either is better on datasets like these.")
 
 
+#: Posterior probability at which a Bayesian test across datasets decides (the 0.95 of
+#: Benavoli, Corani, Demšar & Zaffalon 2017).
+BAYES_DECISION = 0.95
+
+
+def bayes_datasets_verdict(res: Any) -> Verdict:
+    """Return the verdict of a Bayesian sign or signed-rank test across datasets.
+
+    The more probable learner first ("probability 0.76 that b is practically
+    better on a new dataset; 0.18 practically equivalent; 0.06 that a is"),
+    then the decision at :data:`BAYES_DECISION` (Benavoli et al. 2017).
+    """
+    a, b = res.model_a, res.model_b
+    probs = res.probabilities()
+    rope = res.rope > 0
+    said = f"{res.title}, {a} vs {b} over {res.n_datasets} datasets" + (
+        f" (rope ±{res.rope:g})" if rope else " (no rope)"
+    )
+    if not np.isfinite(probs["left"]):
+        return Verdict(f"{said}: the ties won every posterior draw; give a rope > 0.")
+    first, second = (a, b) if probs["left"] >= probs["right"] else (b, a)
+    p_first = probs["left"] if first == a else probs["right"]
+    p_second = probs["right"] if first == a else probs["left"]
+    practically = "practically better" if rope else "better"
+    parts = [f"probability {p_first:.2f} that {first} is {practically} on a new dataset"]
+    if rope:
+        parts.append(f"{probs['rope']:.2f} practically equivalent")
+    parts.append(f"{p_second:.2f} that {second} is")
+    best = max(probs, key=lambda k: probs[k])
+    if probs[best] < BAYES_DECISION:
+        decision = f"no region reaches {BAYES_DECISION:g}: the datasets do not decide"
+    elif best == "rope":
+        decision = f"{a} and {b} are practically equivalent"
+    else:
+        decision = f"{a if best == 'left' else b} is {practically}"
+    return Verdict(f"{said}: {'; '.join(parts)}. Decision: {decision}.")
+
+
 def pairwise_verdict(res: Any) -> Verdict:
     """Return the verdict of corrected pairwise Wilcoxon tests."""
     lines = []

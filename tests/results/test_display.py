@@ -33,6 +33,7 @@ import cvstats.results  # noqa: E402
 from cvstats import ArgumentError  # noqa: E402
 from cvstats.reporting import tables  # noqa: E402
 from cvstats.results import (  # noqa: E402
+    BayesianDatasetsResult,
     BayesianResult,
     EstimatesResult,
     FriedmanResult,
@@ -126,6 +127,8 @@ CLASSES = {
 #: What ``plot()`` draws: a forest plot for the tests, the posterior with its rope,
 #: the critical-difference diagram, an estimate with its intervals (ρ̂ against ρ0).
 WITH_PLOT = {
+    "bayes_sign",
+    "bayes_signed_rank",
     "inference_0d",
     "bayes_0d",
     "inference_scalar",
@@ -158,6 +161,8 @@ def key_numbers(obj) -> list[str]:
         return [f"{float(obj.pvalue):.4g}", f"{float(obj.median_difference):.4g}"]
     if isinstance(obj, PairwiseResult):
         return [f"{float(obj.pvalue_adjusted[0]):.4g}"]
+    if isinstance(obj, BayesianDatasetsResult):
+        return [f"{float(obj.p_left):.4g}", f"{float(obj.p_right):.4g}"]
     if isinstance(obj, RankReport):
         return [f"{obj.to_frame()['rank_difference'].iloc[0]:.4g}"]
     if isinstance(obj, WinnerTable):

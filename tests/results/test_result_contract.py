@@ -24,6 +24,10 @@ import xarray as xr  # noqa: E402
 
 import cvstats  # noqa: E402
 from cvstats import ArgumentError, designs, kernels  # noqa: E402
+from cvstats.across.bayes_datasets import (  # noqa: E402
+    bayesian_sign_test,
+    bayesian_signed_rank_test,
+)
 from cvstats.across.conditional import cv_bias, variance_decomposition, winner_table  # noqa: E402
 from cvstats.across.kfold_variance import (  # noqa: E402
     kfold_moments,
@@ -40,6 +44,7 @@ from cvstats.inference.bayes import bayesian_correlated_t  # noqa: E402
 from cvstats.results import (  # noqa: E402
     BOUNDS,
     CI_BOUND,
+    BayesianDatasetsResult,
     BayesianResult,
     ConfidenceInterval,
     EstimatesResult,
@@ -101,6 +106,10 @@ def across_results(cube, models, fit_r_models=None):
     return {
         "friedman": friedman_test(est),
         "wilcoxon": wilcoxon_test(est, *models),
+        "bayes_signed_rank": bayesian_signed_rank_test(
+            est, *models, rope=0.05, n_samples=2000, seed=0
+        ),
+        "bayes_sign": bayesian_sign_test(est, *models, rope=0.05, n_samples=2000, seed=0),
         "pairwise": pairwise_wilcoxon(est),
         "rank_report": rank_report(est, cvstats.corrected_resampled_t(cvstats.pairwise(cube))),
         "winner": winner_table(repeated, conditional, tuple(models)),
@@ -119,6 +128,8 @@ def across_results(cube, models, fit_r_models=None):
 ACROSS_CLASSES = {
     "friedman": FriedmanResult,
     "wilcoxon": WilcoxonResult,
+    "bayes_signed_rank": BayesianDatasetsResult,
+    "bayes_sign": BayesianDatasetsResult,
     "pairwise": PairwiseResult,
     "rank_report": RankReport,
     "winner": WinnerTable,
@@ -208,6 +219,8 @@ WITH_PLOT = {  # InferenceResult: a forest plot (issue 15)
     "plan",
     "comparison",
     "bayes",
+    "bayes_sign",
+    "bayes_signed_rank",
     "bayes_0d",
     "bayes_scalar",
     "friedman",
@@ -221,7 +234,7 @@ WITH_PLOT = {  # InferenceResult: a forest plot (issue 15)
 
 #: The fields that may hold a bare float: options (the plan's targets), not computed values.
 OPTIONS = (
-    *("alpha", "mu0", "rho", "agreement"),
+    *("alpha", "mu0", "rho", "agreement", "rope", "prior"),
     *("target_width", "effect", "target_power", "knee_tolerance"),
 )
 
@@ -346,7 +359,9 @@ def test_values_are_dataarrays(results, label):
             assert f.name in OPTIONS, (label, f.name)
 
 
-@pytest.mark.parametrize("label", ["inference_0d", "bayes_0d", "friedman", "wilcoxon"])
+@pytest.mark.parametrize(
+    "label", ["inference_0d", "bayes_0d", "friedman", "wilcoxon", "bayes_signed_rank"]
+)
 def test_scalar_results_are_0d_dataarrays(results, label):
     res = results[label]
     for name in res.value_fields:
