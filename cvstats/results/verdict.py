@@ -678,6 +678,30 @@ def pairwise_verdict(res: Any) -> Verdict:
     return Verdict("\n".join(lines))
 
 
+def control_verdict(res: Any) -> Verdict:
+    """Return the verdict of comparisons against a control (Demšar 2006, §3.2.2)."""
+    control = res.control
+    r_control = float(res.average_ranks[control])
+    lines = []
+    for model, diff, p, reject in zip(
+        res.rank_difference["model"].values,
+        np.asarray(res.rank_difference),
+        np.asarray(res.pvalue_adjusted),
+        np.asarray(res.reject),
+        strict=True,
+    ):
+        ranks = f"average ranks {model} {r_control + float(diff):.2f}, {control} {r_control:.2f}"
+        adjusted = f"{res.adjust}-adjusted {_p(p, res.alpha)}"
+        if bool(reject):
+            better, worse = (control, model) if diff > 0 else (model, control)
+            lines.append(f"{better} better than {worse} ({ranks}; {adjusted}).")
+        else:
+            lines.append(
+                f"{model} vs {control}: no evidence of a difference ({ranks}; {adjusted})."
+            )
+    return Verdict("\n".join(lines))
+
+
 def rank_report_verdict(res: Any) -> Verdict:
     """Return the verdict of a rank report: the Friedman verdict, then the pairwise one."""
     return Verdict(f"{friedman_verdict(res.friedman)}\n{pairwise_verdict(res.pairwise)}")
