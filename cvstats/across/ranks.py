@@ -21,6 +21,7 @@ learner best.
 * :func:`pairwise_wilcoxon`: all pairs, Holm-adjusted;
 * :func:`control_test`: every learner against a control by average ranks
   (Holm, Hochberg or Bonferroni–Dunn);
+* :func:`effect_size`: Cohen's d and Cliff's δ of two learners with their magnitudes;
 * :func:`rank_report`: the rank-based results beside the per-dataset
   corrected tests (counts of significant wins and losses).
 
@@ -48,6 +49,7 @@ from cvstats.inference.docs import fill_docstring
 from cvstats.kernels import ranks as kr
 from cvstats.results.ranks import (
     ControlResult,
+    EffectSizeResult,
     FriedmanResult,
     PairwiseResult,
     RankReport,
@@ -68,6 +70,8 @@ __all__ = [
     "pairwise_wilcoxon",
     "ControlResult",
     "control_test",
+    "EffectSizeResult",
+    "effect_size",
     "cd_diagram",
     "rank_report",
 ]
@@ -613,6 +617,95 @@ def control_test(
         alpha=alpha,
         n_datasets=N,
         n_models=k,
+        greater_is_better=greater,
+    )
+
+
+#: Upper bounds of |d| for "negligible", "small", "medium" (Cohen 1988); above: "large".
+COHEN_D_MAGNITUDES = (0.2, 0.5, 0.8)
+#: Upper bounds of |δ| for "negligible", "small", "medium" (Romano et al. 2006); above: "large".
+CLIFF_DELTA_MAGNITUDES = (0.147, 0.33, 0.474)
+
+
+def _magnitude(value: float, bounds: Sequence[float]) -> str:
+    """Return the magnitude of ``|value|`` against the upper bounds of the first three levels."""
+    levels = ("negligible", "small", "medium", "large")
+    return levels[int(np.searchsorted(np.asarray(bounds), abs(value), side="right"))]
+
+
+@_direction_doc
+def effect_size(
+    table: Any,
+    a: str,
+    b: str,
+    *,
+    greater_is_better: bool | None = None,
+    dataset_dim: Hashable = DATASET_DIM,
+) -> EffectSizeResult:
+    """Cohen's d and Cliff's δ of learners ``a`` and ``b`` over datasets, as autorank reports.
+
+    With ``x`` the scores of ``a`` and ``y`` those of ``b`` on the ``N`` datasets
+    (each column taken as a sample, as autorank does)::
+
+        d = (mean(x) - mean(y)) / s_p,   s_p² = ((N-1) s_x² + (N-1) s_y²) / (2N - 2)
+        δ = P(x_i > y_j) - P(x_i < y_j)   over all N² pairs (i, j)
+
+    ``s_x²``, ``s_y²`` the unbiased variances; ``δ = 2U/N² - 1`` with ``U`` the
+    Mann–Whitney statistic of :func:`scipy.stats.mannwhitneyu`. Magnitudes:
+    ``|d|`` < 0.2 negligible, < 0.5 small, < 0.8 medium, else large (Cohen 1988);
+    ``|δ|`` < 0.147 negligible, < 0.33 small, < 0.474 medium, else large
+    (Romano, Kromrey, Coraggio & Skowronek 2006).
+
+    Parameters
+    ----------
+    table : xarray.DataArray or pandas.DataFrame
+        Per-dataset estimates, datasets × learners.
+    a, b : str
+        The two learners; both effects are signed as ``a - b``.
+    %(greater_is_better)s
+    dataset_dim : hashable, default "dataset"
+        The datasets dim of a DataArray table.
+
+    Returns
+    -------
+    EffectSizeResult
+
+    Raises
+    ------
+    ArgumentError
+        If a learner is not in the table, or both columns are constant (``d`` undefined).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"a": [0.9, 0.8, 0.7, 0.6], "b": [0.8, 0.7, 0.6, 0.5]})
+    >>> res = effect_size(t, "a", "b", greater_is_better=True)
+    >>> round(float(res.cohens_d), 4), float(res.cliffs_delta), res.delta_magnitude
+    (0.7746, 0.4375, 'medium')
+    """
+    frame = _as_frame(table, dataset_dim)
+    _check_models(frame, [a, b])
+    greater = direction_of(table, greater_is_better, func="effect_size")
+    x, y = frame[a].to_numpy(), frame[b].to_numpy()
+    N = x.size
+    if np.ptp(x) == 0 and np.ptp(y) == 0:
+        raise ArgumentError(
+            f"effect_size: the scores of {a!r} and of {b!r} are each constant over the "
+            "datasets, so Cohen's d (a difference over their pooled standard deviation) is "
+            "undefined; report the difference of the means instead."
+        )
+    pooled = np.sqrt(((N - 1) * x.var(ddof=1) + (N - 1) * y.var(ddof=1)) / (2 * N - 2))
+    d = float((x.mean() - y.mean()) / pooled)
+    u = scipy.stats.mannwhitneyu(x, y, alternative="two-sided").statistic
+    delta = float(2.0 * u / (N * N) - 1.0)
+    return EffectSizeResult(
+        model_a=str(a),
+        model_b=str(b),
+        cohens_d=d,
+        cliffs_delta=delta,
+        d_magnitude=_magnitude(d, COHEN_D_MAGNITUDES),
+        delta_magnitude=_magnitude(delta, CLIFF_DELTA_MAGNITUDES),
+        n_datasets=N,
         greater_is_better=greater,
     )
 

@@ -24,6 +24,7 @@ from cvstats.results.base import Result
 from cvstats.results.verdict import (
     Verdict,
     control_verdict,
+    effect_size_verdict,
     friedman_verdict,
     pairwise_verdict,
     rank_report_verdict,
@@ -36,6 +37,8 @@ __all__ = [
     "PAIRWISE_FRAME_COLUMNS",
     "CONTROL_FRAME_COLUMNS",
     "ControlResult",
+    "EFFECT_SIZE_FRAME_COLUMNS",
+    "EffectSizeResult",
     "FriedmanResult",
     "WilcoxonResult",
     "PairwiseResult",
@@ -60,6 +63,8 @@ WILCOXON_FRAME_COLUMNS = (
 PAIRWISE_FRAME_COLUMNS = (*WILCOXON_FRAME_COLUMNS, "pvalue_adjusted", "reject")
 #: Columns of :meth:`ControlResult.to_frame`, after ``model``.
 CONTROL_FRAME_COLUMNS = ("rank_difference", "statistic", "pvalue", "pvalue_adjusted", "reject")
+#: Columns of :meth:`EffectSizeResult.to_frame`.
+EFFECT_SIZE_FRAME_COLUMNS = ("measure", "value", "magnitude")
 
 
 @dataclass(frozen=True, repr=False)
@@ -416,6 +421,63 @@ class ControlResult(Result):
             f"{self.n_models - 1} comparisons over {self.n_datasets} datasets, family-wise "
             f"α = {self.alpha:g}; rank 1: {rank_one}"
         ]
+
+
+@dataclass(frozen=True, repr=False)
+class EffectSizeResult(Result):
+    """Effect sizes of two learners over datasets, with their magnitudes (as autorank).
+
+    Attributes
+    ----------
+    model_a, model_b : str
+        The learners; the effects are signed as ``score_a - score_b``.
+    cohens_d : xarray.DataArray
+        Cohen's d with the pooled standard deviation (0-d).
+    cliffs_delta : xarray.DataArray
+        Cliff's δ = P(a > b) - P(a < b) over all pairs of datasets (0-d).
+    d_magnitude, delta_magnitude : str
+        ``"negligible"``, ``"small"``, ``"medium"`` or ``"large"`` (Cohen 1988;
+        Romano et al. 2006).
+    n_datasets : int
+        ``N``.
+    greater_is_better : bool
+        Whether a larger value is better (which sign favours ``model_a``).
+    """
+
+    model_a: str
+    model_b: str
+    cohens_d: xr.DataArray
+    cliffs_delta: xr.DataArray
+    d_magnitude: str
+    delta_magnitude: str
+    n_datasets: int
+    greater_is_better: bool
+
+    frame_columns: ClassVar[tuple[str, ...]] = EFFECT_SIZE_FRAME_COLUMNS
+    value_fields: ClassVar[tuple[str, ...]] = ("cohens_d", "cliffs_delta")
+
+    def __post_init__(self) -> None:
+        self._coerce_values()
+
+    def to_frame(self) -> pd.DataFrame:
+        """Return the two effect sizes: columns ``measure, value, magnitude``."""
+        return pd.DataFrame(
+            {
+                "measure": ["cohens_d", "cliffs_delta"],
+                "value": [float(self.cohens_d), float(self.cliffs_delta)],
+                "magnitude": [self.d_magnitude, self.delta_magnitude],
+            }
+        )
+
+    def verdict(self) -> Verdict:
+        """Return the effects in words (:func:`~cvstats.results.verdict.effect_size_verdict`)."""
+        return effect_size_verdict(self)
+
+    def _caption(self) -> str:
+        return f"Effect sizes of {self.model_a} - {self.model_b} over {self.n_datasets} datasets"
+
+    def _display_details(self) -> list[str]:
+        return [f"{self.model_a} - {self.model_b}; greater is better: {self.greater_is_better}"]
 
 
 @dataclass(frozen=True, repr=False)

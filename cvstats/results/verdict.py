@@ -702,6 +702,21 @@ def control_verdict(res: Any) -> Verdict:
     return Verdict("\n".join(lines))
 
 
+def effect_size_verdict(res: Any) -> Verdict:
+    """Return the verdict of the effect sizes of two learners over datasets."""
+    a, b = res.model_a, res.model_b
+    d, delta = float(np.asarray(res.cohens_d)), float(np.asarray(res.cliffs_delta))
+    if d == 0 or not np.isfinite(d):
+        ahead = f"{a} and {b} have the same mean"
+    else:
+        better = a if (d > 0) == res.greater_is_better else b
+        ahead = f"{better} is ahead on average"
+    return Verdict(
+        f"{ahead} over {res.n_datasets} datasets: Cohen's d = {d:.2f} ({res.d_magnitude}), "
+        f"Cliff's δ = {delta:.2f} ({res.delta_magnitude}), on {a} - {b}."
+    )
+
+
 def rank_report_verdict(res: Any) -> Verdict:
     """Return the verdict of a rank report: the Friedman verdict, then the pairwise one."""
     return Verdict(f"{friedman_verdict(res.friedman)}\n{pairwise_verdict(res.pairwise)}")

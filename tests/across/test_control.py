@@ -121,3 +121,72 @@ def test_bad_inputs():
     nan.iloc[0, 1] = np.nan
     with pytest.raises(ArgumentError, match=r"must be finite"):
         cvstats.control_test(nan, "ctl", greater_is_better=False)
+
+
+# --- effect sizes of two learners over datasets -------------------------------------------
+
+
+def test_effect_sizes_by_hand():
+    # x = ctl, y = m1 on 9 datasets: every sum and count worked out from the definitions
+    x, y = ERRORS["ctl"].to_numpy(), ERRORS["m1"].to_numpy()
+    n = x.size
+    sx2 = ((x - x.mean()) ** 2).sum() / (n - 1)
+    sy2 = ((y - y.mean()) ** 2).sum() / (n - 1)
+    d = (x.mean() - y.mean()) / np.sqrt(((n - 1) * sx2 + (n - 1) * sy2) / (2 * n - 2))
+    greater = sum(int(xi > yj) for xi in x for yj in y)
+    less = sum(int(xi < yj) for xi in x for yj in y)
+    res = cvstats.effect_size(ERRORS, "ctl", "m1", greater_is_better=False)
+    assert float(res.cohens_d) == pytest.approx(d, rel=1e-12)
+    assert float(res.cliffs_delta) == pytest.approx((greater - less) / n**2, rel=1e-12)
+    assert res.to_frame()["measure"].tolist() == ["cohens_d", "cliffs_delta"]
+    assert "ctl is ahead on average" in str(res.verdict())  # lower errors: ctl is better
+
+
+@pytest.mark.parametrize(
+    ("shift", "d_level", "delta_level"),
+    [
+        (0.0, "negligible", "negligible"),
+        (0.2, "small", "small"),  # d = 0.334, δ = 0.1675
+        (0.4, "medium", "medium"),  # d = 0.667, δ = 0.34
+        (3.0, "large", "large"),
+    ],
+)
+def test_effect_size_magnitudes(shift, d_level, delta_level):
+    # two columns of the same 40 spread-out values, one shifted: d = shift / sd exactly
+    base = np.linspace(-1.0, 1.0, 40)
+    table = pd.DataFrame({"a": base + shift, "b": base})
+    res = cvstats.effect_size(table, "a", "b", greater_is_better=True)
+    assert float(res.cohens_d) == pytest.approx(shift / base.std(ddof=1))
+    assert (res.d_magnitude, res.delta_magnitude) == (d_level, delta_level)
+
+
+def test_effect_size_thresholds_are_cohen_and_romano():
+    from cvstats.across.ranks import CLIFF_DELTA_MAGNITUDES, COHEN_D_MAGNITUDES, _magnitude
+
+    assert [_magnitude(v, COHEN_D_MAGNITUDES) for v in (0.19, 0.2, -0.49, 0.5, 0.79, 0.8)] == [
+        "negligible",
+        "small",
+        "small",
+        "medium",
+        "medium",
+        "large",
+    ]
+    assert [
+        _magnitude(v, CLIFF_DELTA_MAGNITUDES) for v in (0.146, 0.147, 0.33, -0.473, 0.474)
+    ] == [
+        "negligible",
+        "small",
+        "medium",
+        "medium",
+        "large",
+    ]
+
+
+def test_effect_size_bad_inputs():
+    with pytest.raises(ArgumentError, match=r"unknown learner"):
+        cvstats.effect_size(ERRORS, "ctl", "zz", greater_is_better=False)
+    with pytest.raises(ArgumentError, match=r"`greater_is_better` is required"):
+        cvstats.effect_size(ERRORS, "ctl", "m1")
+    flat = pd.DataFrame({"a": [0.5, 0.5, 0.5], "b": [0.4, 0.4, 0.4]})
+    with pytest.raises(ArgumentError, match=r"Cohen's d .* is undefined"):
+        cvstats.effect_size(flat, "a", "b", greater_is_better=True)

@@ -112,6 +112,7 @@ def across_results(cube, models, fit_r_models=None):
         "bayes_sign": bayesian_sign_test(est, *models, rope=0.05, n_samples=2000, seed=0),
         "pairwise": pairwise_wilcoxon(est),
         "control": cvstats.control_test(est, models[0]),
+        "effect_size": cvstats.effect_size(est, *models),
         "rank_report": rank_report(est, cvstats.corrected_resampled_t(cvstats.pairwise(cube))),
         "winner": winner_table(repeated, conditional, tuple(models)),
         "fit_lemma1": cvstats.fit_lemma1(T, "dataset", "split"),
@@ -133,6 +134,7 @@ ACROSS_CLASSES = {
     "bayes_sign": BayesianDatasetsResult,
     "pairwise": PairwiseResult,
     "control": cvstats.ControlResult,
+    "effect_size": cvstats.EffectSizeResult,
     "rank_report": RankReport,
     "winner": WinnerTable,
     "fit_lemma1": EstimatesResult,
@@ -606,6 +608,7 @@ def test_reexports_keep_old_imports():
         "WilcoxonResult",
         "PairwiseResult",
         "ControlResult",
+        "EffectSizeResult",
         "RankReport",
     ):
         assert getattr(ranks, name) is getattr(rranks, name) is getattr(cvstats, name)
