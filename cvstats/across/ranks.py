@@ -19,12 +19,15 @@ learner best.
   Nemenyi critical difference; :func:`cd_diagram` draws it;
 * :func:`wilcoxon_test`: Wilcoxon signed-rank test for two learners;
 * :func:`pairwise_wilcoxon`: all pairs, Holm-adjusted;
+* :func:`control_test`: every learner against a control by average ranks
+  (Holm, Hochberg or Bonferroni–Dunn);
+* :func:`effect_size`: Cohen's d and Cliff's δ of two learners with their magnitudes;
 * :func:`rank_report`: the rank-based results beside the per-dataset
   corrected tests (counts of significant wins and losses).
 
 The results (:class:`FriedmanResult`, :class:`WilcoxonResult`,
-:class:`PairwiseResult`, :class:`RankReport`) and :func:`cd_diagram` live in
-:mod:`cvstats.results.ranks` and are re-exported here.
+:class:`PairwiseResult`, :class:`ControlResult`, :class:`RankReport`) and
+:func:`cd_diagram` live in :mod:`cvstats.results.ranks` and are re-exported here.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ from cvstats.errors import ArgumentError, CvstatsTypeError
 from cvstats.inference.docs import fill_docstring
 from cvstats.kernels import ranks as kr
 from cvstats.results.ranks import (
+    ControlResult,
+    EffectSizeResult,
     FriedmanResult,
     PairwiseResult,
     RankReport,
@@ -63,6 +68,10 @@ __all__ = [
     "friedman_test",
     "wilcoxon_test",
     "pairwise_wilcoxon",
+    "ControlResult",
+    "control_test",
+    "EffectSizeResult",
+    "effect_size",
     "cd_diagram",
     "rank_report",
 ]
@@ -507,6 +516,197 @@ def pairwise_wilcoxon(
         tuple(bool(r) for r in reject),
         correction,
         alpha,
+    )
+
+
+#: The adjustments of :func:`control_test`: its name -> statsmodels' ``multipletests`` method.
+CONTROL_ADJUSTMENTS = {"holm": "holm", "hochberg": "simes-hochberg", "bonferroni": "bonferroni"}
+
+
+@_direction_doc
+def control_test(
+    table: Any,
+    control: str,
+    *,
+    adjust: str = "holm",
+    alpha: float = 0.05,
+    greater_is_better: bool | None = None,
+    dataset_dim: Hashable = DATASET_DIM,
+) -> ControlResult:
+    """Compare every learner with a control by average ranks (Demšar 2006, §3.2.2).
+
+    The post-hoc test after a Friedman test when one learner (a new method) is
+    compared with the others, not every pair with every pair. With ``R_j`` the
+    average rank of learner ``j`` over ``N`` datasets and ``k`` learners::
+
+        z_i = (R_i - R_control) / sqrt(k(k+1) / (6N))
+
+    is referred to the standard normal (two-sided), and the ``k - 1`` p-values
+    are adjusted for the family: Holm's step-down (the default, Demšar 2006,
+    §3.2.2), Hochberg's step-up (García & Herrera 2008) or Bonferroni–Dunn
+    (each p-value times ``k - 1``), all by
+    :func:`statsmodels.stats.multitest.multipletests`.
+
+    Parameters
+    ----------
+    table : xarray.DataArray or pandas.DataFrame
+        Per-dataset estimates, datasets × learners.
+    control : str
+        The learner the others are compared with.
+    adjust : {"holm", "hochberg", "bonferroni"}, default "holm"
+        The adjustment (statsmodels' ``"holm"``, ``"simes-hochberg"`` and
+        ``"bonferroni"``; ``"bonferroni"`` is the Bonferroni–Dunn test).
+    alpha : float, default 0.05
+        Family-wise level.
+    %(greater_is_better)s
+    dataset_dim : hashable, default "dataset"
+        The datasets dim of a DataArray table.
+
+    Returns
+    -------
+    ControlResult
+        Per other learner: ``R_i - R_control`` (positive: the control ranks
+        better), ``z``, the raw and adjusted p-values and the rejections.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"new": [0.9, 0.8, 0.85, 0.7], "old": [0.8, 0.7, 0.8, 0.72],
+    ...                   "base": [0.7, 0.6, 0.75, 0.6]})
+    >>> res = control_test(t, "new", greater_is_better=True)
+    >>> res.rank_difference.values.tolist()
+    [0.5, 1.75]
+    """
+    from statsmodels.stats.multitest import multipletests
+
+    alpha = validate_alpha(alpha)
+    if adjust not in CONTROL_ADJUSTMENTS:
+        raise ArgumentError(
+            f"control_test: `adjust` must be one of {sorted(CONTROL_ADJUSTMENTS)}, got "
+            f'{adjust!r} ("bonferroni" is the Bonferroni–Dunn test).'
+        )
+    frame = _as_frame(table, dataset_dim)
+    if not isinstance(control, str) or control not in frame.columns:
+        raise ArgumentError(
+            f"control_test: `control` {control!r} is not a learner of the table; choose from "
+            f"{list(frame.columns)}."
+        )
+    greater = direction_of(table, greater_is_better, func="control_test")
+    ranks = rank_table(frame, greater_is_better=greater)
+    N, k = ranks.shape
+    average = pd.Series(kr.friedman(ranks.to_numpy()).average_ranks, index=ranks.columns)
+    others = [m for m in ranks.columns if m != control]
+    diff = average[others].to_numpy() - float(average[control])
+    z = diff / np.sqrt(k * (k + 1) / (6.0 * N))
+    pvalue = 2.0 * scipy.stats.norm.sf(np.abs(z))
+    reject, adjusted, _, _ = multipletests(pvalue, alpha, CONTROL_ADJUSTMENTS[adjust])
+
+    def over_models(values: Any, name: str) -> xr.DataArray:
+        coords = {"model": others}
+        return xr.DataArray(np.asarray(values), dims=("model",), coords=coords, name=name)
+
+    return ControlResult(
+        control=control,
+        average_ranks=average.rename("average_rank"),
+        rank_difference=over_models(diff, "rank_difference"),
+        statistic=over_models(z, "statistic"),
+        pvalue=over_models(pvalue, "pvalue"),
+        pvalue_adjusted=over_models(adjusted, "pvalue_adjusted"),
+        reject=over_models(reject.astype(bool), "reject"),
+        adjust=adjust,
+        alpha=alpha,
+        n_datasets=N,
+        n_models=k,
+        greater_is_better=greater,
+    )
+
+
+#: Upper bounds of |d| for "negligible", "small", "medium" (Cohen 1988); above: "large".
+COHEN_D_MAGNITUDES = (0.2, 0.5, 0.8)
+#: Upper bounds of |δ| for "negligible", "small", "medium" (Romano et al. 2006); above: "large".
+CLIFF_DELTA_MAGNITUDES = (0.147, 0.33, 0.474)
+
+
+def _magnitude(value: float, bounds: Sequence[float]) -> str:
+    """Return the magnitude of ``|value|`` against the upper bounds of the first three levels."""
+    levels = ("negligible", "small", "medium", "large")
+    return levels[int(np.searchsorted(np.asarray(bounds), abs(value), side="right"))]
+
+
+@_direction_doc
+def effect_size(
+    table: Any,
+    a: str,
+    b: str,
+    *,
+    greater_is_better: bool | None = None,
+    dataset_dim: Hashable = DATASET_DIM,
+) -> EffectSizeResult:
+    """Cohen's d and Cliff's δ of learners ``a`` and ``b`` over datasets, as autorank reports.
+
+    With ``x`` the scores of ``a`` and ``y`` those of ``b`` on the ``N`` datasets
+    (each column taken as a sample, as autorank does)::
+
+        d = (mean(x) - mean(y)) / s_p,   s_p² = ((N-1) s_x² + (N-1) s_y²) / (2N - 2)
+        δ = P(x_i > y_j) - P(x_i < y_j)   over all N² pairs (i, j)
+
+    ``s_x²``, ``s_y²`` the unbiased variances; ``δ = 2U/N² - 1`` with ``U`` the
+    Mann–Whitney statistic of :func:`scipy.stats.mannwhitneyu`. Magnitudes:
+    ``|d|`` < 0.2 negligible, < 0.5 small, < 0.8 medium, else large (Cohen 1988);
+    ``|δ|`` < 0.147 negligible, < 0.33 small, < 0.474 medium, else large
+    (Romano, Kromrey, Coraggio & Skowronek 2006).
+
+    Parameters
+    ----------
+    table : xarray.DataArray or pandas.DataFrame
+        Per-dataset estimates, datasets × learners.
+    a, b : str
+        The two learners; both effects are signed as ``a - b``.
+    %(greater_is_better)s
+    dataset_dim : hashable, default "dataset"
+        The datasets dim of a DataArray table.
+
+    Returns
+    -------
+    EffectSizeResult
+
+    Raises
+    ------
+    ArgumentError
+        If a learner is not in the table, or both columns are constant (``d`` undefined).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"a": [0.9, 0.8, 0.7, 0.6], "b": [0.8, 0.7, 0.6, 0.5]})
+    >>> res = effect_size(t, "a", "b", greater_is_better=True)
+    >>> round(float(res.cohens_d), 4), float(res.cliffs_delta), res.delta_magnitude
+    (0.7746, 0.4375, 'medium')
+    """
+    frame = _as_frame(table, dataset_dim)
+    _check_models(frame, [a, b])
+    greater = direction_of(table, greater_is_better, func="effect_size")
+    x, y = frame[a].to_numpy(), frame[b].to_numpy()
+    N = x.size
+    if np.ptp(x) == 0 and np.ptp(y) == 0:
+        raise ArgumentError(
+            f"effect_size: the scores of {a!r} and of {b!r} are each constant over the "
+            "datasets, so Cohen's d (a difference over their pooled standard deviation) is "
+            "undefined; report the difference of the means instead."
+        )
+    pooled = np.sqrt(((N - 1) * x.var(ddof=1) + (N - 1) * y.var(ddof=1)) / (2 * N - 2))
+    d = float((x.mean() - y.mean()) / pooled)
+    u = scipy.stats.mannwhitneyu(x, y, alternative="two-sided").statistic
+    delta = float(2.0 * u / (N * N) - 1.0)
+    return EffectSizeResult(
+        model_a=str(a),
+        model_b=str(b),
+        cohens_d=d,
+        cliffs_delta=delta,
+        d_magnitude=_magnitude(d, COHEN_D_MAGNITUDES),
+        delta_magnitude=_magnitude(delta, CLIFF_DELTA_MAGNITUDES),
+        n_datasets=N,
+        greater_is_better=greater,
     )
 
 

@@ -23,6 +23,8 @@ from cvstats.errors import CvstatsTypeError
 from cvstats.results.base import Result
 from cvstats.results.verdict import (
     Verdict,
+    control_verdict,
+    effect_size_verdict,
     friedman_verdict,
     pairwise_verdict,
     rank_report_verdict,
@@ -33,6 +35,10 @@ __all__ = [
     "FRIEDMAN_FRAME_COLUMNS",
     "WILCOXON_FRAME_COLUMNS",
     "PAIRWISE_FRAME_COLUMNS",
+    "CONTROL_FRAME_COLUMNS",
+    "ControlResult",
+    "EFFECT_SIZE_FRAME_COLUMNS",
+    "EffectSizeResult",
     "FriedmanResult",
     "WilcoxonResult",
     "PairwiseResult",
@@ -55,6 +61,10 @@ WILCOXON_FRAME_COLUMNS = (
 )
 #: Columns of :meth:`PairwiseResult.to_frame`.
 PAIRWISE_FRAME_COLUMNS = (*WILCOXON_FRAME_COLUMNS, "pvalue_adjusted", "reject")
+#: Columns of :meth:`ControlResult.to_frame`, after ``model``.
+CONTROL_FRAME_COLUMNS = ("rank_difference", "statistic", "pvalue", "pvalue_adjusted", "reject")
+#: Columns of :meth:`EffectSizeResult.to_frame`.
+EFFECT_SIZE_FRAME_COLUMNS = ("measure", "value", "magnitude")
 
 
 @dataclass(frozen=True, repr=False)
@@ -338,6 +348,136 @@ def _pair_array(tests: tuple[WilcoxonResult, ...], values: Any, name: str) -> xr
         },
         name=name,
     )
+
+
+@dataclass(frozen=True, repr=False)
+class ControlResult(Result):
+    """Every learner against a control by average ranks (Demšar 2006, §3.2.2).
+
+    Attributes
+    ----------
+    control : str
+        The control learner.
+    average_ranks : pandas.Series
+        ``R_j`` of every learner, control included, in table order (1 = best).
+    rank_difference : xarray.DataArray
+        ``R_i - R_control`` over ``model`` (the other learners, in table order):
+        positive when the control ranks better.
+    statistic : xarray.DataArray
+        ``z = (R_i - R_control) / sqrt(k(k+1)/(6N))`` over ``model``.
+    pvalue : xarray.DataArray
+        Two-sided normal p-value of ``z``, unadjusted.
+    pvalue_adjusted : xarray.DataArray
+        ``pvalue`` adjusted for the ``k - 1`` comparisons (``adjust``).
+    reject : xarray.DataArray
+        Whether the step-wise procedure rejects at family-wise level ``alpha`` (bool).
+    adjust : str
+        ``"holm"``, ``"hochberg"`` or ``"bonferroni"`` (Bonferroni–Dunn).
+    alpha : float
+        Family-wise level.
+    n_datasets, n_models : int
+        ``N`` and ``k`` (control included).
+    greater_is_better : bool
+        Whether rank 1 went to the largest value.
+    """
+
+    control: str
+    average_ranks: pd.Series
+    rank_difference: xr.DataArray
+    statistic: xr.DataArray
+    pvalue: xr.DataArray
+    pvalue_adjusted: xr.DataArray
+    reject: xr.DataArray
+    adjust: str
+    alpha: float
+    n_datasets: int
+    n_models: int
+    greater_is_better: bool
+
+    frame_columns: ClassVar[tuple[str, ...]] = CONTROL_FRAME_COLUMNS
+    value_fields: ClassVar[tuple[str, ...]] = CONTROL_FRAME_COLUMNS
+
+    def __post_init__(self) -> None:
+        self._coerce_values()
+
+    def verdict(self) -> Verdict:
+        """Return the tests in words (:func:`~cvstats.results.verdict.control_verdict`)."""
+        return control_verdict(self)
+
+    def _caption(self) -> str:
+        return f"Comparisons against the control {self.control}, {self.adjust}-adjusted"
+
+    def _summary_info(self) -> list[tuple[str, str]]:
+        ranks = ", ".join(f"{k}: {v:.3f}" for k, v in self.average_ranks.items())
+        return [
+            ("Tests:", self._caption()),
+            ("Average ranks:", ranks),
+            ("Family-wise alpha:", f"{self.alpha:g}"),
+        ]
+
+    def _display_details(self) -> list[str]:
+        rank_one = "the largest value" if self.greater_is_better else "the smallest value"
+        return [
+            f"{self.n_models - 1} comparisons over {self.n_datasets} datasets, family-wise "
+            f"α = {self.alpha:g}; rank 1: {rank_one}"
+        ]
+
+
+@dataclass(frozen=True, repr=False)
+class EffectSizeResult(Result):
+    """Effect sizes of two learners over datasets, with their magnitudes (as autorank).
+
+    Attributes
+    ----------
+    model_a, model_b : str
+        The learners; the effects are signed as ``score_a - score_b``.
+    cohens_d : xarray.DataArray
+        Cohen's d with the pooled standard deviation (0-d).
+    cliffs_delta : xarray.DataArray
+        Cliff's δ = P(a > b) - P(a < b) over all pairs of datasets (0-d).
+    d_magnitude, delta_magnitude : str
+        ``"negligible"``, ``"small"``, ``"medium"`` or ``"large"`` (Cohen 1988;
+        Romano et al. 2006).
+    n_datasets : int
+        ``N``.
+    greater_is_better : bool
+        Whether a larger value is better (which sign favours ``model_a``).
+    """
+
+    model_a: str
+    model_b: str
+    cohens_d: xr.DataArray
+    cliffs_delta: xr.DataArray
+    d_magnitude: str
+    delta_magnitude: str
+    n_datasets: int
+    greater_is_better: bool
+
+    frame_columns: ClassVar[tuple[str, ...]] = EFFECT_SIZE_FRAME_COLUMNS
+    value_fields: ClassVar[tuple[str, ...]] = ("cohens_d", "cliffs_delta")
+
+    def __post_init__(self) -> None:
+        self._coerce_values()
+
+    def to_frame(self) -> pd.DataFrame:
+        """Return the two effect sizes: columns ``measure, value, magnitude``."""
+        return pd.DataFrame(
+            {
+                "measure": ["cohens_d", "cliffs_delta"],
+                "value": [float(self.cohens_d), float(self.cliffs_delta)],
+                "magnitude": [self.d_magnitude, self.delta_magnitude],
+            }
+        )
+
+    def verdict(self) -> Verdict:
+        """Return the effects in words (:func:`~cvstats.results.verdict.effect_size_verdict`)."""
+        return effect_size_verdict(self)
+
+    def _caption(self) -> str:
+        return f"Effect sizes of {self.model_a} - {self.model_b} over {self.n_datasets} datasets"
+
+    def _display_details(self) -> list[str]:
+        return [f"{self.model_a} - {self.model_b}; greater is better: {self.greater_is_better}"]
 
 
 @dataclass(frozen=True, repr=False)

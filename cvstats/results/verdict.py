@@ -678,6 +678,45 @@ def pairwise_verdict(res: Any) -> Verdict:
     return Verdict("\n".join(lines))
 
 
+def control_verdict(res: Any) -> Verdict:
+    """Return the verdict of comparisons against a control (Demšar 2006, §3.2.2)."""
+    control = res.control
+    r_control = float(res.average_ranks[control])
+    lines = []
+    for model, diff, p, reject in zip(
+        res.rank_difference["model"].values,
+        np.asarray(res.rank_difference),
+        np.asarray(res.pvalue_adjusted),
+        np.asarray(res.reject),
+        strict=True,
+    ):
+        ranks = f"average ranks {model} {r_control + float(diff):.2f}, {control} {r_control:.2f}"
+        adjusted = f"{res.adjust}-adjusted {_p(p, res.alpha)}"
+        if bool(reject):
+            better, worse = (control, model) if diff > 0 else (model, control)
+            lines.append(f"{better} better than {worse} ({ranks}; {adjusted}).")
+        else:
+            lines.append(
+                f"{model} vs {control}: no evidence of a difference ({ranks}; {adjusted})."
+            )
+    return Verdict("\n".join(lines))
+
+
+def effect_size_verdict(res: Any) -> Verdict:
+    """Return the verdict of the effect sizes of two learners over datasets."""
+    a, b = res.model_a, res.model_b
+    d, delta = float(np.asarray(res.cohens_d)), float(np.asarray(res.cliffs_delta))
+    if d == 0 or not np.isfinite(d):
+        ahead = f"{a} and {b} have the same mean"
+    else:
+        better = a if (d > 0) == res.greater_is_better else b
+        ahead = f"{better} is ahead on average"
+    return Verdict(
+        f"{ahead} over {res.n_datasets} datasets: Cohen's d = {d:.2f} ({res.d_magnitude}), "
+        f"Cliff's δ = {delta:.2f} ({res.delta_magnitude}), on {a} - {b}."
+    )
+
+
 def rank_report_verdict(res: Any) -> Verdict:
     """Return the verdict of a rank report: the Friedman verdict, then the pairwise one."""
     return Verdict(f"{friedman_verdict(res.friedman)}\n{pairwise_verdict(res.pairwise)}")

@@ -161,6 +161,10 @@ def key_numbers(obj) -> list[str]:
         return [f"{float(obj.pvalue):.4g}", f"{float(obj.median_difference):.4g}"]
     if isinstance(obj, PairwiseResult):
         return [f"{float(obj.pvalue_adjusted[0]):.4g}"]
+    if isinstance(obj, cvstats.EffectSizeResult):
+        return [f"{float(obj.cohens_d):.4g}", f"{float(obj.cliffs_delta):.4g}"]
+    if isinstance(obj, cvstats.ControlResult):
+        return [f"{float(obj.statistic[0]):.4g}", f"{float(obj.pvalue_adjusted[0]):.4g}"]
     if isinstance(obj, BayesianDatasetsResult):
         return [f"{float(obj.p_left):.4g}", f"{float(obj.p_right):.4g}"]
     if isinstance(obj, RankReport):

@@ -111,6 +111,8 @@ def across_results(cube, models, fit_r_models=None):
         ),
         "bayes_sign": bayesian_sign_test(est, *models, rope=0.05, n_samples=2000, seed=0),
         "pairwise": pairwise_wilcoxon(est),
+        "control": cvstats.control_test(est, models[0]),
+        "effect_size": cvstats.effect_size(est, *models),
         "rank_report": rank_report(est, cvstats.corrected_resampled_t(cvstats.pairwise(cube))),
         "winner": winner_table(repeated, conditional, tuple(models)),
         "fit_lemma1": cvstats.fit_lemma1(T, "dataset", "split"),
@@ -131,6 +133,8 @@ ACROSS_CLASSES = {
     "bayes_signed_rank": BayesianDatasetsResult,
     "bayes_sign": BayesianDatasetsResult,
     "pairwise": PairwiseResult,
+    "control": cvstats.ControlResult,
+    "effect_size": cvstats.EffectSizeResult,
     "rank_report": RankReport,
     "winner": WinnerTable,
     "fit_lemma1": EstimatesResult,
@@ -254,6 +258,8 @@ def dims_of(result: Result) -> list[str]:
         return sorted(dims, key=lambda d: d != "contrast")
     if isinstance(result, cvstats.PublicationTable):
         return [*result.rows, *result.columns]
+    if isinstance(result, cvstats.ControlResult):  # one row per learner other than the control
+        return ["model"]
     return []
 
 
@@ -597,7 +603,14 @@ def test_reexports_keep_old_imports():
 
     assert bayes.BayesianResult is rbayes.BayesianResult is cvstats.BayesianResult
     assert bayes.BAYES_FRAME_COLUMNS is rbayes.BAYES_FRAME_COLUMNS
-    for name in ("FriedmanResult", "WilcoxonResult", "PairwiseResult", "RankReport"):
+    for name in (
+        "FriedmanResult",
+        "WilcoxonResult",
+        "PairwiseResult",
+        "ControlResult",
+        "EffectSizeResult",
+        "RankReport",
+    ):
         assert getattr(ranks, name) is getattr(rranks, name) is getattr(cvstats, name)
     assert ranks.cd_diagram is rranks.cd_diagram is cvstats.cd_diagram
     assert conditional.WinnerTable is rconditional.WinnerTable is cvstats.WinnerTable
