@@ -678,6 +678,10 @@ def pairwise_verdict(res: Any) -> Verdict:
     return Verdict("\n".join(lines))
 
 
+#: The adjustments of comparisons against a control, as the verdict names them.
+_CONTROL_ADJUST = {"holm": "Holm", "hochberg": "Hochberg", "bonferroni": "Bonferroni–Dunn"}
+
+
 def control_verdict(res: Any) -> Verdict:
     """Return the verdict of comparisons against a control (Demšar 2006, §3.2.2)."""
     control = res.control
@@ -691,7 +695,7 @@ def control_verdict(res: Any) -> Verdict:
         strict=True,
     ):
         ranks = f"average ranks {model} {r_control + float(diff):.2f}, {control} {r_control:.2f}"
-        adjusted = f"{res.adjust}-adjusted {_p(p, res.alpha)}"
+        adjusted = f"{_CONTROL_ADJUST.get(res.adjust, res.adjust)}-adjusted {_p(p, res.alpha)}"
         if bool(reject):
             better, worse = (control, model) if diff > 0 else (model, control)
             lines.append(f"{better} better than {worse} ({ranks}; {adjusted}).")

@@ -86,7 +86,7 @@ def test_direction_read_from_a_dataarray():
     assert res.greater_is_better
     assert (res.rank_difference > 0).all()
     verdict = str(res.verdict())
-    assert "ctl better than m3" in verdict and "holm-adjusted" in verdict
+    assert "ctl better than m3" in verdict and "Holm-adjusted" in verdict
 
 
 def test_frame_and_verdict():
