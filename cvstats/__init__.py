@@ -90,22 +90,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "cvstats.cube.storage": ("open_cube", "save"),
     "cvstats.designs.collect": ("collect",),
     "cvstats.designs.cv_results": ("from_cv_results",),
-    "cvstats.inference": (
-        "bootstrap_t",
-        "combined_5x2cv_f",
-        "conservative_z",
-        "corrected_bootstrap_t",
-        "corrected_repeated_kfold_t",
-        "corrected_resampled_t",
-        "dietterich_5x2cv",
-        "holdout_t",
-        "kfold_t",
-        "mcnemar",
-        "resampled_t",
-    ),
-    "cvstats.inference.bayes": ("BayesianResult", "bayesian_correlated_t"),
-    "cvstats.inference.bayle": ("bayle_cv",),
-    "cvstats.inference.nested": ("nested_cv_interval",),
+    "cvstats.inference.bayes": ("BayesianResult",),
     "cvstats.reporting.compare": ("ComparisonTable", "compare"),
     "cvstats.reporting.describe": ("CubeDescription", "describe"),
     "cvstats.reporting.tables": ("PublicationTable", "nadeau_bengio_table", "publication_table"),
@@ -120,28 +105,44 @@ _SUBPACKAGES = ("across", "cube", "inference", "reporting", "results")
 
 
 def _import_api() -> None:
-    """Import every public name into this module's namespace (a name set already stays)."""
+    """Import every public name into this module's namespace (a name set already stays).
+
+    The inference methods are the public functions of the method registry
+    (:data:`cvstats.inference.FUNCTIONS`): a method declared with
+    :func:`cvstats.inference.engine.method` is public here with no list to edit.
+    """
     namespace = globals()
     for module_name, names in _LAZY.items():
         module = importlib.import_module(module_name)
         for name in names:
             namespace.setdefault(name, getattr(module, name))
+    from cvstats.inference import FUNCTIONS
+
+    for name, func in FUNCTIONS.items():
+        namespace.setdefault(name, func)
+    namespace["__all__"] = [*_NAMES, *sorted(FUNCTIONS)]
 
 
 def __getattr__(name: str) -> Any:
     if name == "kernels":
         return importlib.import_module("cvstats.kernels")
-    if name in __all__ or name in _SUBPACKAGES:
+    if name in _NAMES or name in _SUBPACKAGES or name == "__all__":
         _import_api()
         return globals()[name]
+    if not name.startswith("_"):  # perhaps a method's public function (the registry's)
+        _import_api()
+        if name in globals():
+            return globals()[name]
     raise AttributeError(f"module 'cvstats' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
     # what `import cvstats` bound when it imported everything: the public names, the
-    # subpackages and the module's dunders, not this file's helpers
+    # subpackages and the module's dunders, not this file's helpers; the methods' functions
+    # once the registry is loaded (dir() loads nothing)
     dunders = {name for name in globals() if name.startswith("__")}
-    return sorted({*dunders, *__all__, *_SUBPACKAGES, "kernels", "errors", "options"})
+    names = globals().get("__all__", _NAMES)
+    return sorted({*dunders, *names, *_SUBPACKAGES, "kernels", "errors", "options"})
 
 
 def _cube_accessor(obj: Any) -> Any:
@@ -188,10 +189,11 @@ if "xarray" in sys.modules:
 else:
     sys.meta_path.insert(0, _AfterXarrayImport())
 
-__all__ = [
+#: The public names besides the methods' functions; ``__all__`` (computed on first use) is
+#: these and every registered method's function (:data:`cvstats.inference.FUNCTIONS`).
+_NAMES = [
     "get_options",
     "set_options",
-    "nested_cv_interval",
     "compact",
     "compact_cube",
     "from_compact",
@@ -206,10 +208,8 @@ __all__ = [
     "RankReport",
     "WilcoxonResult",
     "BayesianDatasetsResult",
-    "bayesian_correlated_t",
     "bayesian_sign_test",
     "bayesian_signed_rank_test",
-    "bayle_cv",
     "cd_diagram",
     "control_test",
     "effect_size",
@@ -239,17 +239,6 @@ __all__ = [
     "describe",
     "ConfidenceInterval",
     "InferenceResult",
-    "bootstrap_t",
-    "combined_5x2cv_f",
-    "conservative_z",
-    "corrected_bootstrap_t",
-    "corrected_repeated_kfold_t",
-    "corrected_resampled_t",
-    "dietterich_5x2cv",
-    "holdout_t",
-    "kfold_t",
-    "mcnemar",
-    "resampled_t",
     "ArgumentError",
     "collect",
     "contrast_matrix",

@@ -10,8 +10,6 @@ and is re-exported here.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import xarray as xr
 
@@ -25,9 +23,8 @@ from cvstats.inference.blocks import (
     split_means,
     unequal_sizes_error,
 )
-from cvstats.inference.common import check_options
-from cvstats.inference.docs import fill_doc
-from cvstats.inference.registry import METHODS
+from cvstats.inference.engine import Call, Check, method
+from cvstats.inference.registry import MethodSpec
 from cvstats.kernels import bayes as kb
 from cvstats.results.bayes import BAYES_FRAME_COLUMNS, BayesianResult
 
@@ -56,16 +53,41 @@ def _kernel(x: np.ndarray, *, rho: float, rope: tuple[float, float]) -> tuple[np
     return (*post, *kb.posterior_probabilities(post, rope))
 
 
-@fill_doc
+@method(
+    MethodSpec(
+        name="bayesian_correlated_t",
+        title="Bayesian correlated t (Benavoli et al. 2017), ρ = {rho:.4g}",
+        design="main",
+        kernel="correlated_t_posterior",
+        estimand="n1μ",
+        target="learner",
+        reference="posterior t",
+        direction="as the corrected resampled t: right if ρ is (ρ = 1/K or n2/n by default)",
+        short="as corrected t",
+        rank=9,
+        reason="a posterior with the corrected t's correlation (Corani & Benavoli 2015)",
+        source="Corani & Benavoli (2015); Benavoli, Corani, Demšar & Zaffalon (2017), §3",
+        fits="J",
+        row=160,
+        interval="credible",
+        one_size=("main",),
+        only={"mu0": 0.0, "alternative": "two-sided"},
+        why_only=(
+            "the Bayesian correlated t gives the posterior probabilities of the mean left of, "
+            "inside and right of the rope (set `rope`), not a test of mu0 against an alternative"
+        ),
+        default=False,
+        checks={
+            "rope": Check(kb.validate_rope, (0.01, (-0.02, 0.01))),
+            "rho": Check(lambda rho: None if rho is None else kb.validate_rho(rho), (0.2,)),
+        },
+    )
+)
 def bayesian_correlated_t(
-    cube: xr.DataArray,
+    call: Call,
     *,
-    mu0: float = 0.0,
-    alpha: float = 0.05,
-    alternative: str = "two-sided",
     rope: float | tuple[float, float] = 0.0,
     rho: float | None = None,
-    **options: Any,
 ) -> BayesianResult:
     """Bayesian correlated t test of Benavoli et al. (2017) on the main block's splits.
 
@@ -116,14 +138,10 @@ def bayesian_correlated_t(
     >>> res.rho, res.df.item(), res.to_frame().shape
     (0.1, 9.0, (1, 15))
     """
+    cube, spec, opts = call.cube, call.spec, call.options
     method = "the Bayesian correlated t"
-    spec = METHODS["bayesian_correlated_t"]
-    opts = check_options(cube, mu0, alpha, alternative, method=spec, extra=options)
     low_high = kb.validate_rope(rope)
-    if rho is None:
-        rho_value = design_rho(cube, method)
-    else:
-        rho_value = kb.validate_rho(rho)
+    rho_value = design_rho(cube, method) if rho is None else rho
     mu = main_means(split_means(cube, ["main"], method), method, min_splits=2)
     sizes = block_sizes(cube, "main", method)
     if sizes.n_splits < 2:  # pragma: no cover - main_means already checks

@@ -9,20 +9,15 @@ out-of-fold errors ``e_i`` (a model's losses, or a contrast of models) give
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import xarray as xr
 
 from cvstats.cube import in_test
-from cvstats.cube.apply import apply_kernel
-from cvstats.cube.checks import ArgumentError
 from cvstats.cube.schema import EXAMPLE, SPLIT
 from cvstats.errors import DesignError
 from cvstats.inference.blocks import block_positions, block_sizes, kfold_layout
-from cvstats.inference.common import check_options, finish_test, renamed_option
-from cvstats.inference.docs import fill_doc
-from cvstats.inference.registry import METHODS
+from cvstats.inference.engine import Call, method
+from cvstats.inference.registry import MethodSpec
 from cvstats.kernels.bayle import BAYLE_VARIANCES
 from cvstats.kernels.bayle import bayle_cv as _bayle_kernel
 from cvstats.results import InferenceResult
@@ -68,16 +63,40 @@ def out_of_fold_errors(cube: xr.DataArray, method: str = _METHOD) -> tuple[xr.Da
     return e, fold
 
 
-@fill_doc
-def bayle_cv(
-    cube: xr.DataArray,
-    *,
-    variant: str = "out",
-    mu0: float = 0.0,
-    alpha: float = 0.05,
-    alternative: str = "two-sided",
-    **options: Any,
-) -> InferenceResult:
+def _bayle(variance: str) -> MethodSpec:
+    out = variance == "out"
+    return MethodSpec(
+        name="bayle_cv" + ("" if out else f"_{variance}"),
+        title="Bayle et al. {K}-fold CV interval for the k-fold test error ({variant})",
+        design="kfold",
+        kernel="bayle_cv",
+        estimand="conditional",
+        target="model",
+        reference="normal",
+        direction=(
+            "valid for the k-fold test error; liberal for n1μ (ignores training-set variability)"
+        ),
+        short="liberal for n1μ",
+        flag="k-fold test error (conditional); liberal for the learner",
+        rank=2 if out else 3,
+        reason=(
+            "an asymptotically valid interval for the k-fold test error "
+            "(Bayle, Bayle, Janson & Mackey 2020)"
+            if out
+            else "Bayle et al.'s interval with the within-fold variance estimate"
+        ),
+        source="Bayle, Bayle, Janson & Mackey (2020), Theorems 1–2",
+        fits="K",
+        row=40 if out else 50,
+        needs="examples",
+        fixed={"variant": variance},
+        default=out,
+        renamed={"variance": "variant"},
+    )
+
+
+@method(*(_bayle(v) for v in BAYLE_VARIANCES))
+def bayle_cv(call: Call, *, variant: str = "out") -> InferenceResult:
     r"""Cross-validation interval and test of Bayle, Bayle, Janson & Mackey (2020).
 
     From one K-fold run with out-of-fold errors ``e_i`` (losses of a model, or
@@ -127,25 +146,12 @@ def bayle_cv(
     >>> res.reference, res.estimand, res.n_splits
     ('normal', 'conditional', 5)
     """
-    variance = renamed_option(options, "variance", "variant", variant, "out", "bayle_cv")
-    if variance not in BAYLE_VARIANCES:
-        raise ArgumentError(f"`variant` must be one of {list(BAYLE_VARIANCES)}, got {variance!r}.")
-    spec = METHODS["bayle_cv" + ("" if variance == "out" else f"_{variance}")]
-    opts = check_options(cube, mu0, alpha, alternative, method=spec, extra=options)
-    e, fold = out_of_fold_errors(cube)
-    K, _ = kfold_layout(cube, _METHOD)
-    sizes = block_sizes(cube, "main", _METHOD)
-    stat = apply_kernel(
-        _bayle_kernel, [e, fold], [[EXAMPLE], [EXAMPLE]], 4, variance=variance, mu0=opts.mu0
+    e, fold = out_of_fold_errors(call.cube)
+    K, _ = kfold_layout(call.cube, _METHOD)
+    sizes = block_sizes(call.cube, "main", _METHOD)
+    stat = call.kernel(
+        _bayle_kernel, [e, fold], [[EXAMPLE], [EXAMPLE]], variance=variant, mu0=call.mu0
     )
-    return finish_test(
-        stat,
-        cube,
-        spec,
-        opts,
-        n1=sizes.n1,
-        n2=sizes.n2,
-        n_splits=K,
-        n_fits=K,
-        params={"K": K, "variant": variance},
+    return call.test(
+        stat, n1=sizes.n1, n2=sizes.n2, n_splits=K, params={"K": K, "variant": variant}
     )

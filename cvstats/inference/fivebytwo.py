@@ -1,19 +1,19 @@
-"""Dietterich's 5x2cv t test, its variants, and Alpaydın's combined F (docs/theory.md §4, 3)."""
+"""Dietterich's 5x2cv t test, its variants, and Alpaydın's combined F (docs/theory.md §4, 3).
+
+Each function is declared once, next to it (:func:`cvstats.inference.engine.method`);
+the 5x2cv t runs as three methods of a comparison table, one per ``variant``.
+"""
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 import xarray as xr
 
 from cvstats import kernels
-from cvstats.cube.apply import apply_kernel
-from cvstats.errors import ArgumentError
 from cvstats.inference.blocks import M_DIM, SIDE_DIM, block_sizes, five_by_two_means, split_means
-from cvstats.inference.common import check_options, finish_test, make_result
-from cvstats.inference.docs import fill_doc
-from cvstats.inference.registry import METHODS
+from cvstats.inference.common import make_result
+from cvstats.inference.engine import Call, method
+from cvstats.inference.registry import MethodSpec
 from cvstats.results import InferenceResult
 
 __all__ = ["dietterich_5x2cv", "combined_5x2cv_f", "FIVE_BY_TWO_VARIANTS"]
@@ -21,17 +21,48 @@ __all__ = ["dietterich_5x2cv", "combined_5x2cv_f", "FIVE_BY_TWO_VARIANTS"]
 #: Public variant names and the kernel's names for them.
 FIVE_BY_TWO_VARIANTS = {"original": "dietterich", "t4": "t4", "t5": "t5"}
 
+_S4 = "liberal if σ4 > 0"
+_FIVE_BY_TWO = "σ1/(σ1 - σ4): liberal if σ4 = Cov[μ̃_(m), μ̃^c_(m)] > 0, conservative if < 0"
+# the t5 numerator averages both halves of m = 1: Var = (σ1 + σ4)/2, times 2 (docs/theory.md §4)
+_FIVE_BY_TWO_T5 = (
+    "(σ1 + σ4)/(σ1 - σ4): liberal if σ4 = Cov[μ̃_(m), μ̃^c_(m)] > 0, conservative if < 0"
+)
+_REASONS = {
+    "original": (
+        "the learner's error at training size n/2; Dietterich (1998) found its size acceptable"
+    ),
+    "t4": "Nadeau & Bengio's t4 correction of the 5x2cv t (n/2 μ)",
+    "t5": "Nadeau & Bengio's t5 correction of the 5x2cv t (n/2 μ)",
+}
+_SOURCES = {
+    "original": "Dietterich (1998), §3.5",
+    "t4": "Nadeau & Bengio (2003), §4, method 3 (t4)",
+    "t5": "Nadeau & Bengio (2003), §4, method 3 (t5)",
+}
 
-@fill_doc
-def dietterich_5x2cv(
-    cube: xr.DataArray,
-    *,
-    variant: str = "original",
-    mu0: float = 0.0,
-    alpha: float = 0.05,
-    alternative: str = "two-sided",
-    **options: Any,
-) -> InferenceResult:
+
+def _five_by_two(variant: str, rank: int) -> MethodSpec:
+    return MethodSpec(
+        name="dietterich_5x2cv" + ("" if variant == "original" else f"_{variant}"),
+        title="Dietterich 5x2cv t ({variant})",
+        design="5x2",
+        kernel="dietterich_5x2cv",
+        estimand="n/2 μ",
+        target="learner",
+        reference="t",
+        direction=_FIVE_BY_TWO_T5 if variant == "t5" else _FIVE_BY_TWO,
+        short=_S4,
+        rank=rank,
+        reason=_REASONS[variant],
+        source=_SOURCES[variant],
+        fits="10",
+        row=70 + 10 * rank,
+        fixed={"variant": variant},
+    )
+
+
+@method(*(_five_by_two(v, 5 + i) for i, v in enumerate(FIVE_BY_TWO_VARIANTS)))
+def dietterich_5x2cv(call: Call, *, variant: str = "original") -> InferenceResult:
     """Dietterich's 5x2cv paired t test (docs/theory.md §4, method 3).
 
     ``μ̃_(m)``: mean loss on ``D_m^c`` of the model trained on ``D_m``;
@@ -58,43 +89,41 @@ def dietterich_5x2cv(
 
     %(returns_inference_result)s
     """
-    if variant not in FIVE_BY_TWO_VARIANTS:
-        raise ArgumentError(
-            f"`variant` must be one of {list(FIVE_BY_TWO_VARIANTS)}, got {variant!r}."
-        )
-    spec = METHODS["dietterich_5x2cv" + ("" if variant == "original" else f"_{variant}")]
-    opts = check_options(cube, mu0, alpha, alternative, method=spec, extra=options)
-    p = five_by_two_means(split_means(cube, ["5x2"], "5x2cv t"), "5x2cv t")
-    sizes = block_sizes(cube, "5x2", "5x2cv t")
-    stat = apply_kernel(
+    label = "5x2cv t"
+    p = five_by_two_means(split_means(call.cube, ["5x2"], label), label)
+    sizes = block_sizes(call.cube, "5x2", label)
+    stat = call.kernel(
         kernels.dietterich_5x2_t,
         [p],
         [[M_DIM, SIDE_DIM]],
-        4,
-        mu0=opts.mu0,
+        mu0=call.mu0,
         variant=FIVE_BY_TWO_VARIANTS[variant],
     )
-    return finish_test(
-        stat,
-        cube,
-        spec,
-        opts,
-        n1=sizes.n1,
-        n2=sizes.n2,
-        n_splits=10,
-        n_fits=10,
+    return call.test(stat, n1=sizes.n1, n2=sizes.n2, n_splits=10)
+
+
+@method(
+    MethodSpec(
+        name="combined_5x2cv_f",
+        title="Combined 5x2cv F (Alpaydın)",
+        design="5x2",
+        kernel="combined_5x2cv_f",
+        estimand="n/2 μ",
+        target="learner",
+        reference="F(10, 5)",
+        direction="like 5x2cv t (depends on σ4)",
+        short=_S4,
+        rank=8,
+        reason="Alpaydın's (1999) F on 5x2 CV; a p-value without an interval",
+        source="Alpaydın (1999)",
+        fits="10",
+        row=150,
+        interval="none",
+        only={"alternative": "two-sided"},
+        why_only="Alpaydın's combined F is two-sided only",
     )
-
-
-@fill_doc
-def combined_5x2cv_f(
-    cube: xr.DataArray,
-    *,
-    mu0: float = 0.0,
-    alpha: float = 0.05,
-    alternative: str = "two-sided",
-    **options: Any,
-) -> InferenceResult:
+)
+def combined_5x2cv_f(call: Call) -> InferenceResult:
     """Alpaydın's combined 5x2cv F test (docs/theory.md §4, method 3).
 
     With ``p_m^(1) = μ̃_(m) - μ0``, ``p_m^(2) = μ̃^c_(m) - μ0`` and
@@ -117,12 +146,11 @@ def combined_5x2cv_f(
 
     %(returns_inference_result)s
     """
-    spec = METHODS["combined_5x2cv_f"]
-    opts = check_options(cube, mu0, alpha, alternative, method=spec, extra=options)
-    p = five_by_two_means(split_means(cube, ["5x2"], "combined 5x2cv F"), "combined 5x2cv F")
-    sizes = block_sizes(cube, "5x2", "combined 5x2cv F")
-    statistic, _, _, pvalue = apply_kernel(
-        kernels.alpaydin_f, [p], [[M_DIM, SIDE_DIM]], 4, mu0=opts.mu0
+    label = "combined 5x2cv F"
+    p = five_by_two_means(split_means(call.cube, ["5x2"], label), label)
+    sizes = block_sizes(call.cube, "5x2", label)
+    statistic, _, _, pvalue = call.kernel(
+        kernels.alpaydin_f, [p], [[M_DIM, SIDE_DIM]], mu0=call.mu0
     )
     estimate = p.mean([M_DIM, SIDE_DIM])
     nan = xr.full_like(estimate, np.nan)
@@ -132,9 +160,9 @@ def combined_5x2cv_f(
         statistic,
         nan,
         pvalue,
-        loss=str(cube.name),
-        **spec.result_fields(),
-        **opts._asdict(),
+        loss=str(call.cube.name),
+        **call.spec.result_fields(),
+        **call.options._asdict(),
         n1=sizes.n1,
         n2=sizes.n2,
         n_splits=10,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,20 +22,16 @@ from cvstats.errors import (
     ZeroVarianceWarning,
 )
 from cvstats.inference.blocks import block_positions
-from cvstats.inference.common import (
-    check_options,
-    finish_test,
-    make_result,
-    renamed_option,
-    resolve_size,
-)
-from cvstats.inference.docs import fill_doc
-from cvstats.inference.registry import METHODS
+from cvstats.inference.common import make_result, resolve_size
+from cvstats.inference.engine import Call, Choice, method
+from cvstats.inference.registry import LIBERAL_FLAG, MethodSpec
 from cvstats.results import InferenceResult
 
 __all__ = ["holdout_t", "mcnemar", "MCNEMAR_VARIANTS"]
 
 MCNEMAR_VARIANTS = ("z", "corrected", "exact")
+
+_HOLDOUT = "liberal for n1μ: (n2 σ3 + σ0 - σ3)/(σ0 - σ3) > 1 (valid for the trained model)"
 
 
 def _example_dim(cube: xr.DataArray) -> str:
@@ -64,17 +59,30 @@ def _one_split(cube: xr.DataArray, split: int | None, method: str) -> xr.DataArr
     return cube.sel({SPLIT: split})
 
 
-@fill_doc
-def holdout_t(
-    cube: xr.DataArray,
-    *,
-    mu0: float = 0.0,
-    alpha: float = 0.05,
-    alternative: str = "two-sided",
-    split: int | None = None,
-    variant: str = "z",
-    **options: Any,
-) -> InferenceResult:
+@method(
+    MethodSpec(
+        name="holdout_t",
+        title="Hold-out t ({variant} reference)",
+        design="holdout",
+        kernel="holdout_t",
+        estimand="conditional",
+        target="model",
+        reference="normal",
+        direction=_HOLDOUT,
+        short="liberal",
+        flag=LIBERAL_FLAG,
+        rank=6,
+        reason="the test losses of the one trained model (Nadeau & Bengio 2003, §4)",
+        source="Nadeau & Bengio (2003), §4, method 1",
+        fits="1",
+        row=10,
+        needs="examples",
+        random_splits=False,
+        checks={"variant": Choice(("z", "t"))},
+        renamed={"reference": "variant"},
+    )
+)
+def holdout_t(call: Call, *, split: int | None = None, variant: str = "z") -> InferenceResult:
     """Hold-out test on one split (docs/theory.md §4, method 1).
 
     ``μ̂_1`` = mean of the ``n2`` test losses, ``σ̂² = S_L² / n2``; reference
@@ -95,25 +103,18 @@ def holdout_t(
 
     %(returns_inference_result)s
     """
-    spec = METHODS["holdout_t"]
-    reference = renamed_option(options, "reference", "variant", variant, "z", spec.name)
-    opts = check_options(cube, mu0, alpha, alternative, method=spec, extra=options)
-    one = _one_split(cube, split, "hold-out t")
+    one = _one_split(call.cube, split, "hold-out t")
     n1 = int(one["n_train"])
     over = _example_dim(one)
-    stat = apply_kernel(kernels.holdout_t, [one], [[over]], 4, mu0=opts.mu0, reference=reference)
+    stat = call.kernel(kernels.holdout_t, [one], [[over]], mu0=call.mu0, reference=variant)
     n2 = int(one.notnull().isel({d: 0 for d in one.dims if d != over}).sum())
-    return finish_test(
+    return call.test(
         stat,
-        cube,
-        spec,
-        opts,
         n1=n1,
         n2=n2,
         n_splits=1,
-        n_fits=1,
-        params={"variant": reference},
-        reference="normal" if reference == "z" else "t",
+        params={"variant": variant},
+        reference="normal" if variant == "z" else "t",
     )
 
 
@@ -156,17 +157,39 @@ def _difference(cube: xr.DataArray, models: Sequence[str] | None) -> xr.DataArra
     return diff.assign_coords({CONTRAST: f"{a} - {b}"})
 
 
-@fill_doc
+@method(
+    MethodSpec(
+        name="mcnemar",
+        title="McNemar ({variant})",
+        design="holdout",
+        kernel="mcnemar",
+        estimand="conditional",
+        target="model",
+        reference="normal",
+        direction=_HOLDOUT,
+        short="liberal",
+        flag=LIBERAL_FLAG,
+        rank=7,
+        reason="exact for the one trained pair of classifiers (0/1 losses)",
+        source="McNemar (1947); Dietterich (1998), §3.1; Nadeau & Bengio (2003), §4, method 1",
+        fits="1",
+        row=20,
+        needs="examples",
+        only={"mu0": 0.0},
+        why_only="McNemar's test is a test of mu0 = 0",
+        contrasts="pairwise",
+        zero_one=True,
+        default=False,
+        random_splits=False,
+        checks={"variant": Choice(MCNEMAR_VARIANTS)},
+    )
+)
 def mcnemar(
-    cube: xr.DataArray,
+    call: Call,
     *,
     variant: str = "z",
-    alpha: float = 0.05,
-    alternative: str = "two-sided",
     split: int | None = None,
     models: Sequence[str] | None = None,
-    mu0: float = 0.0,
-    **options: Any,
 ) -> InferenceResult:
     """McNemar's test of two classifiers on one hold-out split (docs/theory.md §4, method 1).
 
@@ -202,11 +225,7 @@ def mcnemar(
     InferenceResult
         Over the extra dims (and ``contrast`` for a contrast cube).
     """
-    if variant not in MCNEMAR_VARIANTS:
-        raise ArgumentError(f"`variant` must be one of {list(MCNEMAR_VARIANTS)}, got {variant!r}.")
-    spec = METHODS["mcnemar"]
-    opts = check_options(cube, mu0, alpha, alternative, method=spec, extra=options)
-    alternative = opts.alternative
+    cube, alternative = call.cube, call.alternative
     if variant == "corrected" and alternative != "two-sided":
         raise ArgumentError(
             "the continuity-corrected McNemar chi-square test is two-sided only; use "
@@ -259,8 +278,8 @@ def mcnemar(
         pvalue,
         loss=str(cube.name),
         **{
-            **spec.result_fields(variant=variant),
-            **opts._asdict(),
+            **call.spec.result_fields(variant=variant),
+            **call.options._asdict(),
             "reference": reference,
             "n1": resolve_size("n1", None, int(one["n_train"])),
             "n2": n2_value,

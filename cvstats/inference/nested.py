@@ -10,8 +10,6 @@ correction (:mod:`cvstats.kernels.nested`).
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import xarray as xr
 
@@ -19,9 +17,10 @@ from cvstats.cube.apply import apply_kernel
 from cvstats.cube.schema import EXAMPLE, SPLIT
 from cvstats.errors import DesignError
 from cvstats.inference.blocks import block_positions, kfold_layout
-from cvstats.inference.common import check_options, make_result, pvalues
+from cvstats.inference.common import check_options, make_result
 from cvstats.inference.docs import fill_doc
-from cvstats.inference.registry import METHODS
+from cvstats.inference.engine import Call, method
+from cvstats.inference.registry import METHODS, MethodSpec
 from cvstats.kernels.nested import nested_cv as _nested_kernel
 from cvstats.results import InferenceResult
 
@@ -98,15 +97,30 @@ def nested_cv_terms(cube: xr.DataArray) -> xr.Dataset:
     return xr.Dataset(dict(zip(_TERMS, terms, strict=True)), attrs={"K": K, "repeats": repeats})
 
 
-@fill_doc
-def nested_cv_interval(
-    cube: xr.DataArray,
-    *,
-    mu0: float = 0.0,
-    alpha: float = 0.05,
-    alternative: str = "two-sided",
-    **options: Any,
-) -> InferenceResult:
+@method(
+    MethodSpec(
+        name="nested_cv",
+        title="Nested {K}-fold CV interval for Err_XY (Bates, Hastie & Tibshirani)",
+        design="nested",
+        kernel="nested_cv",
+        estimand="conditional",
+        target="model",
+        reference="normal",
+        direction="near nominal for Err_XY (Bates et al.'s experiments)",
+        short="≈ nominal",
+        flag="Err_XY: error of the model fitted on all data",
+        rank=1,
+        reason=(
+            "an interval for the error of the model fitted on all the data "
+            "(Bates, Hastie & Tibshirani 2024)"
+        ),
+        source="Bates, Hastie & Tibshirani (2024), Algorithm 1",
+        fits="repeats K (K + 1)/2",
+        row=170,
+        needs="examples",
+    )
+)
+def nested_cv_interval(call: Call) -> InferenceResult:
     r"""Nested cross-validation interval of Bates, Hastie & Tibshirani (2024, Algorithm 1).
 
     For every repeat ``r`` and outer fold ``k``, ``e_out`` are the losses on
@@ -161,9 +175,8 @@ def nested_cv_interval(
     >>> res.estimand, res.n_fits
     ('conditional', 20)
     """
-    spec = METHODS["nested_cv"]
-    opts = check_options(cube, mu0, alpha, alternative, method=spec, extra=options)
-    terms, K, repeats = _terms(cube, opts.mu0)
+    cube = call.cube
+    terms, K, repeats = _terms(cube, call.mu0)
     estimate, stderr, statistic, df = terms[:4]
     main = block_positions(cube, "main", _METHOD)
     n1 = int(np.median(cube["n_train"].values[main]))
@@ -173,10 +186,10 @@ def nested_cv_interval(
         stderr,
         statistic,
         df,
-        pvalues(statistic, df, opts.alternative),
+        call.pvalue(statistic, df),
         loss=str(cube.name),
-        **spec.result_fields(K=K),
-        **opts._asdict(),
+        **call.spec.result_fields(K=K),
+        **call.options._asdict(),
         n1=n1,
         n2=n2,
         n_splits=int(cube.sizes[SPLIT]),

@@ -3,98 +3,44 @@
 A comparison table (:func:`cvstats.compare`) runs every method a design
 supports; a reader needs one answer. :func:`recommend` picks it from the
 methods at hand, for the question asked (``target``), by a fixed order of
-preference with a reason for each entry. The order and the reasons are written
-out in ``docs/choosing-a-method.md`` ("How the verdict picks its method"),
-and a test checks that the page and :data:`LEARNER_ORDER` /
-:data:`MODEL_ORDER` agree.
+preference with a reason for each entry. The order and the reasons are each
+method's declaration (:attr:`~cvstats.inference.registry.MethodSpec.rank` and
+:attr:`~cvstats.inference.registry.MethodSpec.reason`): ``LEARNER_ORDER``,
+``MODEL_ORDER`` and ``REASONS`` are read off the registry, and
+``docs/choosing-a-method.md`` ("How the verdict picks its method") renders
+the same table from it.
 
 The inference layer (see ``docs/architecture.md``): reads the registry only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 from cvstats.errors import ArgumentError
-from cvstats.inference.registry import METHODS, TARGETS
+from cvstats.inference.registry import METHODS, TARGETS, order
 
-__all__ = ["LEARNER_ORDER", "MODEL_ORDER", "REASONS", "Recommendation", "recommend"]
+__all__ = ["LEARNER_ORDER", "MODEL_ORDER", "REASONS", "Recommendation", "recommend"]  # noqa: F822
 
-#: Preference order for ``target="learner"`` (the unconditional error of the
-#: learning algorithms): methods whose variance includes the training-set
-#: variability (Nadeau & Bengio 2003, §4), cheapest well-calibrated first.
-LEARNER_ORDER: tuple[str, ...] = (
-    "corrected_resampled_t",
-    "corrected_repeated_kfold_t",
-    "conservative_z",
-    "corrected_bootstrap_t",
-    "dietterich_5x2cv",
-    "dietterich_5x2cv_t4",
-    "dietterich_5x2cv_t5",
-    "combined_5x2cv_f",
-    "bayesian_correlated_t",
-)
 
-#: Preference order for ``target="model"`` (the models trained on the data at
-#: hand), and the fallback when a design cannot answer the learner question.
-MODEL_ORDER: tuple[str, ...] = (
-    "nested_cv",
-    "bayle_cv",
-    "bayle_cv_in",
-    "resampled_t",
-    "bootstrap_t",
-    "holdout_t",
-    "mcnemar",
-    "kfold_t",
-)
-
-#: Why each method is where it is in its order (shown by the verdict's notes).
-REASONS: Mapping[str, str] = MappingProxyType(
-    {
-        "corrected_resampled_t": (
-            "valid for the learner at no cost beyond the J fits; exact when ρ = ρ0 = n2/n "
-            "(Nadeau & Bengio 2003, §4)"
-        ),
-        "corrected_repeated_kfold_t": (
-            "the Nadeau–Bengio correction on repeated k-fold CV, ρ0 = 1/K (Bouckaert & Frank 2004)"
-        ),
-        "conservative_z": (
-            "valid for the learner and on the safe side (Nadeau & Bengio 2003, §4); "
-            "used when no corrected t applies"
-        ),
-        "corrected_bootstrap_t": (
-            "the Nadeau–Bengio correction on bootstrap replicates (Nadeau & Bengio 2003, §4)"
-        ),
-        "dietterich_5x2cv": (
-            "the learner's error at training size n/2; Dietterich (1998) found its size acceptable"
-        ),
-        "dietterich_5x2cv_t4": "Nadeau & Bengio's t4 correction of the 5x2cv t (n/2 μ)",
-        "dietterich_5x2cv_t5": "Nadeau & Bengio's t5 correction of the 5x2cv t (n/2 μ)",
-        "combined_5x2cv_f": "Alpaydın's (1999) F on 5x2 CV; a p-value without an interval",
-        "bayesian_correlated_t": (
-            "a posterior with the corrected t's correlation (Corani & Benavoli 2015)"
-        ),
-        "nested_cv": (
-            "an interval for the error of the model fitted on all the data "
-            "(Bates, Hastie & Tibshirani 2024)"
-        ),
-        "bayle_cv": (
-            "an asymptotically valid interval for the k-fold test error "
-            "(Bayle, Bayle, Janson & Mackey 2020)"
-        ),
-        "bayle_cv_in": "Bayle et al.'s interval with the within-fold variance estimate",
-        "resampled_t": "the J random splits' spread: valid for E[μ̂_J | data]",
-        "bootstrap_t": "the bootstrap replicates' spread: valid for E[μ̂_J | data]",
-        "holdout_t": "the test losses of the one trained model (Nadeau & Bengio 2003, §4)",
-        "mcnemar": "exact for the one trained pair of classifiers (0/1 losses)",
-        "kfold_t": (
-            "the folds' spread; ignores the correlation between folds "
-            "(Bengio & Grandvalet 2004), so only a last resort"
-        ),
-    }
-)
+def __getattr__(name: str) -> Any:
+    # the orders and reasons are read off the declarations (MethodSpec.rank, .reason), so
+    # a new method takes its place by its declaration alone
+    if name == "LEARNER_ORDER":
+        # preference order for ``target="learner"`` (the unconditional error of the
+        # learning algorithms): methods whose variance includes the training-set
+        # variability (Nadeau & Bengio 2003, §4), cheapest well-calibrated first.
+        return order("learner")
+    if name == "MODEL_ORDER":
+        # preference order for ``target="model"`` (the models trained on the data at
+        # hand), and the fallback when a design cannot answer the learner question.
+        return order("model")
+    if name == "REASONS":
+        return MappingProxyType({n: s.reason for n, s in METHODS.items()})
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -108,7 +54,7 @@ class Recommendation:
     target : {"learner", "model"}
         The question asked.
     reason : str
-        Why this method (from :data:`REASONS`).
+        Why this method (its declaration's ``reason``).
     answers_target : bool
         False when ``target="learner"`` but none of the methods at hand is
         valid for the learner: the recommendation then answers for the models
@@ -200,21 +146,22 @@ def recommend(
     unknown = sorted(n for n in names if n not in METHODS)
     if unknown:
         raise ArgumentError(f"unknown method(s) {unknown}; choose from {list(METHODS)}.")
+    learner = order("learner")
     if target == "learner":
-        for name in LEARNER_ORDER:
+        for name in learner:
             if name in names:
-                return Recommendation(name, target, REASONS[name])
-    for name in MODEL_ORDER:
+                return Recommendation(name, target, METHODS[name].reason)
+    for name in order("model"):
         if name in names:
             if target == "model":
-                return Recommendation(name, target, REASONS[name])
+                return Recommendation(name, target, METHODS[name].reason)
             supported = set(design_supports)
-            dropped = [n for n in LEARNER_ORDER if n in set(left_out)]
+            dropped = [n for n in learner if n in set(left_out)]
             if dropped:
                 caveat = _LEFT_OUT.format(names=", ".join(dropped), method=name)
-            elif supported & set(LEARNER_ORDER):
+            elif supported & set(learner):
                 caveat = _NOT_NAMED.format(method=name)
             else:
                 caveat = _NO_LEARNER.format(method=name)
-            return Recommendation(name, target, REASONS[name], False, caveat)
+            return Recommendation(name, target, METHODS[name].reason, False, caveat)
     raise ArgumentError(f"no method to recommend among {sorted(names)} for target {target!r}.")

@@ -1,28 +1,33 @@
-"""The method registry: one description per inference method, read everywhere.
+"""The method registry: one declaration per inference method, read everywhere.
 
 Every fact about a method that more than one place needs — its title, the
 design blocks it needs, its estimand and target, the direction of its bias
-(its political ratio, Nadeau & Bengio 2003, §4), the options it takes, whether
-it needs per-example losses or only split means — is written once here, in a
-:class:`MethodSpec`. The methods fill their results from it
-(:func:`cvstats.inference.common.finish_test`), :func:`cvstats.compare` picks
-the methods a design supports from it (:func:`applicable_methods`), refuses
-options from it (:meth:`MethodSpec.check_options`), and the docs' method tables
-are checked against it.
+(its political ratio, Nadeau & Bengio 2003, §4), the options it takes and
+their validators, whether it needs per-example losses or only split means,
+its place and reason in :func:`~cvstats.inference.recommend.recommend`'s
+order, whether it has an interval, its source — is written once, in the
+:class:`MethodSpec` its module declares next to its function with
+:func:`cvstats.inference.engine.method`. That decorator registers the
+declaration here (:data:`METHODS`) and makes the public function; the
+engine runs what every method shares (options, one validation, the
+refusals). :func:`cvstats.compare` picks the methods a design supports from
+the registry (:func:`applicable_methods`), ``recommend`` derives its orders
+from it, and the docs' method tables are rendered from it
+(:func:`method_table`).
 
-The entries name their function by module and attribute, so the registry
-imports no method: the methods import the registry.
+Every module of :mod:`cvstats.inference` is imported with the package, so a
+method declared in a new module is registered without a list to edit.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from cvstats.cube.dense import NESTED_TRAIN, nested_train
@@ -33,12 +38,22 @@ from cvstats.inference.blocks import block_sizes
 
 __all__ = [
     "COMMON_OPTIONS",
+    "COMMON_DEFAULTS",
+    "CORRECTED_DIRECTION",
+    "LIBERAL_FLAG",
+    "RESAMPLED_DIRECTION",
     "DESIGNS",
+    "DesignKind",
+    "INTERVALS",
     "METHODS",
     "MethodSpec",
     "TARGETS",
     "applicable_methods",
+    "declared_kind",
     "design_kinds",
+    "method_table",
+    "order",
+    "register",
     "spec",
     "time_order_refusal",
 ]
@@ -50,51 +65,93 @@ TARGETS = ("learner", "model")
 #: Options every test takes (a test that supports one value only refuses others).
 COMMON_OPTIONS = ("mu0", "alpha", "alternative")
 
-#: Design kinds, from :func:`design_kinds`, and what each means.
-DESIGNS = MappingProxyType(
-    {
-        "holdout": "a main block of one split",
-        "resampled": "a main block of J >= 2 random splits (not k-fold)",
-        "kfold": "a main block of one k-fold partition",
-        "repeated_kfold": "a main block of one or more k-fold partitions",
-        "half": "a main block and conservative-Z half-splits",
-        "replicate": "a main block and bootstrap replicates",
-        "5x2": "Dietterich's 5x2 halves",
-        "nested": "nested cross-validation (Bates et al., 2024)",
-        "main": "a main block of J >= 2 splits, random or k-fold (resampled or repeated_kfold)",
-    }
+#: Their defaults, the same for every method.
+COMMON_DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {"mu0": 0.0, "alpha": 0.05, "alternative": "two-sided"}
 )
 
-_LIB = "liberal for the learner"
-_KFE = "k-fold test error (conditional); liberal for the learner"
-_RHO = "liberal if ρ > ρ0"
-_S4 = "liberal if σ4 > 0"
-_HOLDOUT = "liberal for n1μ: (n2 σ3 + σ0 - σ3)/(σ0 - σ3) > 1 (valid for the trained model)"
-_CORRECTED = "(1 + Jρ/(1-ρ)) / (1 + J n2/n1): liberal if ρ > ρ0 = n2/n, conservative if ρ < ρ0"
-_RESAMPLED = "liberal for n1μ: 1 + Jρ/(1-ρ) > 1 (valid for the conditional E[μ̂_J | data])"
-_FIVE_BY_TWO = "σ1/(σ1 - σ4): liberal if σ4 = Cov[μ̃_(m), μ̃^c_(m)] > 0, conservative if < 0"
-# the t5 numerator averages both halves of m = 1: Var = (σ1 + σ4)/2, times 2 (docs/theory.md §4)
-_FIVE_BY_TWO_T5 = (
-    "(σ1 + σ4)/(σ1 - σ4): liberal if σ4 = Cov[μ̃_(m), μ̃^c_(m)] > 0, conservative if < 0"
+#: What a method's interval is: a confidence interval, a credible interval (a
+#: posterior), or none (a p-value only, e.g. Alpaydın's F).
+INTERVALS = ("confidence", "credible", "none")
+
+#: Design kinds, from :func:`design_kinds`, and what each means (a method may declare a new
+#: one: :class:`DesignKind`).
+_DESIGNS: dict[str, str] = {
+    "holdout": "a main block of one split",
+    "resampled": "a main block of J >= 2 random splits (not k-fold)",
+    "kfold": "a main block of one k-fold partition",
+    "repeated_kfold": "a main block of one or more k-fold partitions",
+    "half": "a main block and conservative-Z half-splits",
+    "replicate": "a main block and bootstrap replicates",
+    "5x2": "Dietterich's 5x2 halves",
+    "nested": "nested cross-validation (Bates et al., 2024)",
+    "main": "a main block of J >= 2 splits, random or k-fold (resampled or repeated_kfold)",
+}
+DESIGNS: Mapping[str, str] = MappingProxyType(_DESIGNS)
+
+
+@dataclass(frozen=True)
+class DesignKind:
+    """A design kind a method declares with itself (a :attr:`MethodSpec.design`).
+
+    Attributes
+    ----------
+    name : str
+        Its key in :data:`DESIGNS`.
+    description : str
+        What it means, for the docs and the messages.
+    test : callable
+        ``test(cube) -> bool``: whether a cube's split coordinates are of this kind
+        (:func:`design_kinds` asks it).
+    example : callable
+        ``example(n) -> xarray.Dataset``: a small design of this kind on ``n``
+        examples (the contract tests run every method of the kind on it).
+    """
+
+    name: str
+    description: str
+    test: Callable[[xr.DataArray], bool] = field(compare=False)
+    example: Callable[[int], Any] = field(compare=False)
+
+
+def declared_kind(name: str) -> DesignKind | None:
+    """Return the design kind a method declared under ``name`` (None for a built-in one)."""
+    return _DECLARED_KINDS.get(name)
+
+
+#: The kinds declared by methods, by name.
+_DECLARED_KINDS: dict[str, DesignKind] = {}
+
+
+#: Wording several declarations share (the flag of a comparison table; political ratios,
+#: Nadeau & Bengio 2003, §4).
+LIBERAL_FLAG = "liberal for the learner"
+CORRECTED_DIRECTION = (
+    "(1 + Jρ/(1-ρ)) / (1 + J n2/n1): liberal if ρ > ρ0 = n2/n, conservative if ρ < ρ0"
 )
+RESAMPLED_DIRECTION = "liberal for n1μ: 1 + Jρ/(1-ρ) > 1 (valid for the conditional E[μ̂_J | data])"
 
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """Everything cvstats knows about one inference method, in one place.
+    """Everything cvstats knows about one inference method: its declaration.
+
+    A module declares it next to the method's function with
+    :func:`cvstats.inference.engine.method`, which fills :attr:`func` and
+    :attr:`options` and registers it in :data:`METHODS`.
 
     Attributes
     ----------
     name : str
         Registry key and the result's ``method`` (e.g. ``"dietterich_5x2cv_t4"``).
-    function : str
-        ``"module:attribute"`` of the public function; :attr:`func` imports it.
     title : str
         Human-readable name, shown in summaries; may name the design's sizes
         as ``{K}``, ``{repeats}`` (filled as ``"1 repeat"``, ``"3 repeats"``) or the
         fixed options (``{variant}``).
-    design : str
-        The design kind it needs (a key of :data:`DESIGNS`).
+    design : str or DesignKind
+        The design kind it needs: a key of :data:`DESIGNS`, or a new kind
+        declared with the method (registered into :data:`DESIGNS`; the
+        declaration then holds its name).
     kernel : str
         The numpy kernel(s) in :mod:`cvstats.kernels` that compute it.
     estimand : str
@@ -108,13 +165,25 @@ class MethodSpec:
         a template like :attr:`title`.
     short : str
         The same in a few words, for tables.
+    rank : int
+        Its place in :func:`~cvstats.inference.recommend.recommend`'s order for
+        its :attr:`target` (1 first; ties broken by :attr:`row`).
+    reason : str
+        Why it is there (the verdict's "Verdict from …" line, the docs' order table).
+    source : str
+        The paper (author, year, equation or section) the docs and tables cite.
+    fits : str
+        Its cost in model fits, in the design's letters (``"J (1 + 2M)"``).
+    row : int
+        Its position in a comparison table (the registry is ordered by it).
     flag : str
         Note in a comparison table for ``target="learner"`` (empty when valid
         for the learner).
     needs : {"examples", "split means"}
         Whether it needs per-example losses or only one estimate per split.
-    options : tuple of str
-        Keyword options besides the cube (always :data:`COMMON_OPTIONS` first).
+    interval : {"confidence", "credible", "none"}
+        What interval its result carries (:data:`INTERVALS`): the per-model
+        levels of a comparison table come from a method with a confidence interval.
     only : mapping
         Options of :data:`COMMON_OPTIONS` it supports with one value only
         (e.g. McNemar: ``{"mu0": 0.0}``).
@@ -126,7 +195,9 @@ class MethodSpec:
         on unequal blocks the method runs only with ``n1=``/``n2=`` (or ``rho=``)
         given, and :func:`cvstats.compare` leaves it out with a note.
     fixed : mapping
-        Options this entry fixes (e.g. ``{"variant": "t4"}``).
+        Options this entry fixes (e.g. ``{"variant": "t4"}``): a function
+        declared with several entries runs the one whose fixed options the
+        call's match.
     contrasts : {"any", "pairwise"}
         Which contrasts it can test (McNemar: differences of two models).
     zero_one : bool
@@ -141,21 +212,37 @@ class MethodSpec:
         training sets are nested (attr ``nested_train = 1``, e.g.
         ``TimeSeriesSplit``): :meth:`time_order_refusal`. False for the methods
         on one hold-out split.
+    checks : mapping
+        Validators of its own options, by name
+        (:class:`~cvstats.inference.engine.Choice`,
+        :class:`~cvstats.inference.engine.Check`); an option picked by
+        :attr:`fixed` is checked against the entries' values.
+    renamed : mapping
+        Old keyword → its option (accepted with a :class:`FutureWarning`).
+    options : tuple of str
+        Keyword options besides the cube: :data:`COMMON_OPTIONS`, then the
+        function's own (filled by the engine from the function's signature).
+    func : callable
+        The public function (filled by the engine).
     """
 
     name: str
-    function: str
     title: str
-    design: str
+    design: str | DesignKind
     kernel: str
     estimand: str
     target: str
     reference: str
     direction: str
     short: str
+    rank: int
+    reason: str
+    source: str
+    fits: str
+    row: int
     flag: str = ""
     needs: str = "split means"
-    options: tuple[str, ...] = COMMON_OPTIONS
+    interval: str = "confidence"
     only: Mapping[str, Any] = field(default_factory=dict)
     why_only: str = ""
     one_size: tuple[str, ...] = ()
@@ -164,12 +251,17 @@ class MethodSpec:
     zero_one: bool = False
     default: bool = True
     random_splits: bool = True
+    checks: Mapping[str, Any] = field(default_factory=dict)
+    renamed: Mapping[str, str] = field(default_factory=dict)
+    options: tuple[str, ...] = COMMON_OPTIONS
+    func: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
 
     @property
-    def func(self) -> Callable[..., Any]:
-        """The public function (imported on first use)."""
-        module, attr = self.function.split(":")
-        return getattr(importlib.import_module(module), attr)
+    def function(self) -> str:
+        """``"module:name"`` of the public function."""
+        if self.func is None:
+            return ""
+        return f"{self.func.__module__}:{self.func.__name__}"
 
     @property
     def conditional(self) -> bool:
@@ -257,245 +349,150 @@ class MethodSpec:
         }
 
 
-_R = "cvstats.inference.resampling"
-_F = "cvstats.inference.fivebytwo"
-_H = "cvstats.inference.holdout"
-_SIZES = (*COMMON_OPTIONS, "n1", "n2")
+class _Registry(Mapping[str, MethodSpec]):
+    """The registered declarations, by name, in comparison-table order (:attr:`MethodSpec.row`).
 
+    Filled by :func:`register` as the method modules are imported; importing
+    any module of :mod:`cvstats.inference` imports them all first (the
+    package's ``__init__``), so a reader never sees it partly filled.
+    """
 
-def _five_by_two(variant: str) -> MethodSpec:
-    return MethodSpec(
-        "dietterich_5x2cv" + ("" if variant == "original" else f"_{variant}"),
-        f"{_F}:dietterich_5x2cv",
-        "Dietterich 5x2cv t ({variant})",
-        "5x2",
-        "dietterich_5x2cv",
-        "n/2 μ",
-        "learner",
-        "t",
-        _FIVE_BY_TWO_T5 if variant == "t5" else _FIVE_BY_TWO,
-        _S4,
-        options=(*COMMON_OPTIONS, "variant"),
-        fixed={"variant": variant},
-    )
+    def __init__(self) -> None:
+        self._specs: dict[str, MethodSpec] = {}
 
+    def __getitem__(self, name: str) -> MethodSpec:
+        return self._specs[name]
 
-def _bayle(variance: str, default: bool) -> MethodSpec:
-    return MethodSpec(
-        "bayle_cv" + ("" if variance == "out" else f"_{variance}"),
-        "cvstats.inference.bayle:bayle_cv",
-        "Bayle et al. {K}-fold CV interval for the k-fold test error ({variant})",
-        "kfold",
-        "bayle_cv",
-        "conditional",
-        "model",
-        "normal",
-        "valid for the k-fold test error; liberal for n1μ (ignores training-set variability)",
-        "liberal for n1μ",
-        flag=_KFE,
-        needs="examples",
-        options=(*COMMON_OPTIONS, "variant"),
-        fixed={"variant": variance},
-        default=default,
-    )
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._specs, key=lambda n: (self._specs[n].row, n)))
 
+    def __len__(self) -> int:
+        return len(self._specs)
 
-# in the order of a comparison table
-_SPECS = (
-    MethodSpec(
-        "holdout_t",
-        f"{_H}:holdout_t",
-        "Hold-out t ({variant} reference)",
-        "holdout",
-        "holdout_t",
-        "conditional",
-        "model",
-        "normal",
-        _HOLDOUT,
-        "liberal",
-        flag=_LIB,
-        needs="examples",
-        options=(*COMMON_OPTIONS, "split", "variant"),
-        random_splits=False,
-    ),
-    MethodSpec(
-        "mcnemar",
-        f"{_H}:mcnemar",
-        "McNemar ({variant})",
-        "holdout",
-        "mcnemar",
-        "conditional",
-        "model",
-        "normal",
-        _HOLDOUT,
-        "liberal",
-        flag=_LIB,
-        needs="examples",
-        options=(*COMMON_OPTIONS, "variant", "split", "models"),
-        only={"mu0": 0.0},
-        why_only="McNemar's test is a test of mu0 = 0",
-        contrasts="pairwise",
-        zero_one=True,
-        default=False,
-        random_splits=False,
-    ),
-    MethodSpec(
-        "kfold_t",
-        f"{_R}:kfold_t",
-        "{K}-fold cv t",
-        "kfold",
-        "resampled_t",
-        "conditional",
-        "model",
-        "t",
-        "liberal for n1μ (ignores the correlation between folds)",
-        "liberal",
-        flag=_LIB,
-        options=_SIZES,
-    ),
-    _bayle("out", True),
-    _bayle("in", False),
-    MethodSpec(
-        "corrected_repeated_kfold_t",
-        f"{_R}:corrected_repeated_kfold_t",
-        "Corrected repeated {K}-fold t (Bouckaert & Frank), {repeats}",
-        "repeated_kfold",
-        "corrected_resampled_t",
-        "n1μ",
-        "learner",
-        "t",
-        "liberal if ρ > ρ0 = 1/{K} (the correction's n2/n1 = 1/(K-1) as a correlation; "
-        "the design's effective ρ, e.g. from fit_rho), conservative if ρ < ρ0",
-        "liberal if ρ > 1/K",
-        options=_SIZES,
-        one_size=("main",),
-    ),
-    MethodSpec(
-        "resampled_t",
-        f"{_R}:resampled_t",
-        "Resampled t",
-        "resampled",
-        "resampled_t",
-        "conditional",
-        "model",
-        "t",
-        _RESAMPLED,
-        "liberal",
-        flag=_LIB,
-        options=_SIZES,
-    ),
-    MethodSpec(
-        "corrected_resampled_t",
-        f"{_R}:corrected_resampled_t",
-        "Corrected resampled t (Nadeau & Bengio)",
-        "resampled",
-        "corrected_resampled_t",
-        "n1μ",
-        "learner",
-        "t",
-        _CORRECTED,
-        _RHO,
-        options=_SIZES,
-        one_size=("main",),
-    ),
-    MethodSpec(
-        "conservative_z",
-        f"{_R}:conservative_z",
-        "Conservative Z (Nadeau & Bengio)",
-        "half",
-        "conservative_z",
-        "n1μ",
-        "learner",
-        "normal",
-        "conservative (ratio < 1, a conjecture: variance falls with training size)",
-        "conservative",
-        options=_SIZES,
-        one_size=("main", "half"),
-    ),
-    MethodSpec(
-        "bootstrap_t",
-        f"{_R}:bootstrap_t",
-        "Bootstrap (resampling)",
-        "replicate",
-        "bootstrap_t",
-        "conditional",
-        "model",
-        "t",
-        _RESAMPLED,
-        "liberal",
-        flag=_LIB,
-        options=_SIZES,
-    ),
-    MethodSpec(
-        "corrected_bootstrap_t",
-        f"{_R}:corrected_bootstrap_t",
-        "Corrected bootstrap (Nadeau & Bengio)",
-        "replicate",
-        "bootstrap_t",
-        "n1μ",
-        "learner",
-        "t",
-        _CORRECTED,
-        _RHO,
-        options=_SIZES,
-        one_size=("main", "replicate"),
-    ),
-    _five_by_two("original"),
-    _five_by_two("t4"),
-    _five_by_two("t5"),
-    MethodSpec(
-        "combined_5x2cv_f",
-        f"{_F}:combined_5x2cv_f",
-        "Combined 5x2cv F (Alpaydın)",
-        "5x2",
-        "combined_5x2cv_f",
-        "n/2 μ",
-        "learner",
-        "F(10, 5)",
-        "like 5x2cv t (depends on σ4)",
-        _S4,
-        only={"alternative": "two-sided"},
-        why_only="Alpaydın's combined F is two-sided only",
-    ),
-    MethodSpec(
-        "bayesian_correlated_t",
-        "cvstats.inference.bayes:bayesian_correlated_t",
-        "Bayesian correlated t (Benavoli et al. 2017), ρ = {rho:.4g}",
-        "main",
-        "correlated_t_posterior",
-        "n1μ",
-        "learner",
-        "posterior t",
-        "as the corrected resampled t: right if ρ is (ρ = 1/K or n2/n by default)",
-        "as corrected t",
-        options=(*COMMON_OPTIONS, "rope", "rho"),
-        one_size=("main",),
-        only={"mu0": 0.0, "alternative": "two-sided"},
-        why_only=(
-            "the Bayesian correlated t gives the posterior probabilities of the mean left of, "
-            "inside and right of the rope (set `rope`), not a test of mu0 against an alternative"
-        ),
-        default=False,
-    ),
-    MethodSpec(
-        "nested_cv",
-        "cvstats.inference.nested:nested_cv_interval",
-        "Nested {K}-fold CV interval for Err_XY (Bates, Hastie & Tibshirani)",
-        "nested",
-        "nested_cv",
-        "conditional",
-        "model",
-        "normal",
-        "near nominal for Err_XY (Bates et al.'s experiments)",
-        "≈ nominal",
-        flag="Err_XY: error of the model fitted on all data",
-        needs="examples",
-    ),
-)
+    def __repr__(self) -> str:
+        return f"METHODS({list(self)})"
+
+    def add(self, entry: MethodSpec) -> None:
+        if entry.name in self._specs:
+            raise ValueError(f"a method named {entry.name!r} is registered already")
+        self._specs[entry.name] = entry
 
 
 #: Every method selectable by name in :func:`cvstats.compare`, in table order.
-METHODS: Mapping[str, MethodSpec] = MappingProxyType({s.name: s for s in _SPECS})
+METHODS: Mapping[str, MethodSpec] = _Registry()
+
+
+def register(entry: MethodSpec) -> MethodSpec:
+    """Add a declaration to :data:`METHODS` (the engine does, for each entry it declares).
+
+    Raises
+    ------
+    ValueError
+        If the declaration lacks a field the engine, ``recommend``, the docs
+        tables or the verdict need, or its name is taken.
+    """
+    if isinstance(entry.design, DesignKind):
+        kind = entry.design
+        known = _DECLARED_KINDS.get(kind.name)
+        if kind.name in _DESIGNS and known is None or known not in (None, kind):
+            raise ValueError(
+                f"the design kind {kind.name!r} of {entry.name!r} is declared already"
+            )
+        _DESIGNS[kind.name] = kind.description
+        _DECLARED_KINDS[kind.name] = kind
+        entry = replace(entry, design=kind.name)
+    problems = [
+        f"`{name}` is empty"
+        for name in ("name", "title", "kernel", "estimand", "reference", "direction", "short")
+        + ("reason", "source", "fits")
+        if not str(getattr(entry, name)).strip()
+    ]
+    if entry.design not in DESIGNS:
+        problems.append(f"`design` {entry.design!r} is not one of {list(DESIGNS)}")
+    if entry.target not in TARGETS:
+        problems.append(f"`target` {entry.target!r} is not one of {list(TARGETS)}")
+    if entry.interval not in INTERVALS:
+        problems.append(f"`interval` {entry.interval!r} is not one of {list(INTERVALS)}")
+    if entry.needs not in ("examples", "split means"):
+        problems.append(f"`needs` {entry.needs!r} is not 'examples' or 'split means'")
+    if entry.contrasts not in ("any", "pairwise"):
+        problems.append(f"`contrasts` {entry.contrasts!r} is not 'any' or 'pairwise'")
+    if entry.target == "learner" and entry.flag:
+        problems.append("a method valid for the learner has no `flag`")
+    if entry.target == "model" and not entry.flag:
+        problems.append("a method valid for the models only needs a `flag` for tables")
+    if isinstance(entry.rank, bool) or not isinstance(entry.rank, int) or entry.rank < 1:
+        problems.append(f"`rank` must be a positive int, got {entry.rank!r}")
+    if entry.func is None:
+        problems.append("no function (declare it with cvstats.inference.engine.method)")
+    unknown = [k for k in (*entry.only, *entry.fixed, *entry.checks) if k not in entry.options]
+    if unknown:
+        problems.append(f"options {unknown} are not among its options {list(entry.options)}")
+    if problems:
+        raise ValueError(f"the declaration of {entry.name!r}: " + "; ".join(problems) + ".")
+    assert isinstance(METHODS, _Registry)
+    METHODS.add(entry)
+    return entry
+
+
+def order(target: str) -> tuple[str, ...]:
+    """Return the methods for ``target`` in :func:`~cvstats.inference.recommend.recommend`'s order.
+
+    Read off the declarations: the methods whose :attr:`MethodSpec.target`
+    is ``target``, by :attr:`~MethodSpec.rank` (then table row).
+    """
+    specs = [s for s in METHODS.values() if s.target == target]
+    return tuple(s.name for s in sorted(specs, key=lambda s: (s.rank, s.row)))
+
+
+def method_table(kind: str = "methods") -> pd.DataFrame:
+    """Return the registry as a table, as the docs show it.
+
+    Parameters
+    ----------
+    kind : {"methods", "order"}
+        ``"methods"``: one row per method in table order, with its function,
+        the design it needs, its cost in fits, its estimand and target, its
+        reference distribution, the direction of its bias and its source;
+        ``"order"``: the order in which :func:`~cvstats.inference.recommend.recommend`
+        prefers the methods for each target, with the reasons.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Examples
+    --------
+    >>> from cvstats.inference.registry import method_table
+    >>> method_table("order")[["method", "target"]].iloc[0].tolist()
+    ['corrected_resampled_t', 'learner']
+    """
+    if kind == "order":
+        rows = [
+            (rank, name, target, METHODS[name].reason)
+            for target in TARGETS
+            for rank, name in enumerate(order(target), start=1)
+        ]
+        return pd.DataFrame(rows, columns=["rank", "method", "target", "why"])
+    if kind != "methods":
+        raise ArgumentError(f"`kind` must be 'methods' or 'order', got {kind!r}.")
+    rows = [
+        (
+            s.name,
+            s.func.__name__ if s.func is not None else "",
+            s.fixed.get("variant", ""),
+            DESIGNS[s.design],
+            s.fits,
+            s.estimand,
+            s.target,
+            s.reference,
+            s.direction,
+            s.source,
+        )
+        for s in METHODS.values()
+    ]
+    columns = ["method", "function", "variant", "design", "fits", "estimand", "target"]
+    return pd.DataFrame(rows, columns=[*columns, "reference", "direction", "source"])
 
 
 def spec(name: str) -> MethodSpec:
@@ -589,6 +586,7 @@ def design_kinds(cube: xr.DataArray) -> set[str]:
     kinds |= {b for b in ("5x2", "nested") if b in blocks}
     if kinds & {"resampled", "repeated_kfold"}:
         kinds.add("main")
+    kinds |= {name for name, kind in _DECLARED_KINDS.items() if kind.test(cube)}
     return kinds
 
 

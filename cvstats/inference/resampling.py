@@ -1,13 +1,13 @@
-"""Tests built on random resampling splits (docs/theory.md §4, methods 2, 4–7, k-fold)."""
+"""Tests built on random resampling splits (docs/theory.md §4, methods 2, 4–7, k-fold).
+
+Each function is declared once, next to it (:func:`cvstats.inference.engine.method`).
+"""
 
 from __future__ import annotations
-
-from typing import Any
 
 import xarray as xr
 
 from cvstats import kernels
-from cvstats.cube.apply import apply_kernel
 from cvstats.errors import DesignError
 from cvstats.inference.blocks import (
     J_DIM,
@@ -23,15 +23,18 @@ from cvstats.inference.blocks import (
     split_means,
 )
 from cvstats.inference.common import (
-    check_options,
     check_sizes,
     correction_sizes,
-    finish_test,
     reported_size,
     resolve_size,
 )
-from cvstats.inference.docs import fill_doc
-from cvstats.inference.registry import METHODS
+from cvstats.inference.engine import Call, method
+from cvstats.inference.registry import (
+    CORRECTED_DIRECTION,
+    LIBERAL_FLAG,
+    RESAMPLED_DIRECTION,
+    MethodSpec,
+)
 from cvstats.results import InferenceResult
 
 __all__ = [
@@ -71,17 +74,26 @@ def _main(
     return mu, n1_used, n2_used, sizes.n_splits
 
 
-@fill_doc
-def resampled_t(
-    cube: xr.DataArray,
-    *,
-    mu0: float = 0.0,
-    alpha: float = 0.05,
-    alternative: str = "two-sided",
-    n1: int | None = None,
-    n2: int | None = None,
-    **options: Any,
-) -> InferenceResult:
+@method(
+    MethodSpec(
+        name="resampled_t",
+        title="Resampled t",
+        design="resampled",
+        kernel="resampled_t",
+        estimand="conditional",
+        target="model",
+        reference="t",
+        direction=RESAMPLED_DIRECTION,
+        short="liberal",
+        flag=LIBERAL_FLAG,
+        rank=4,
+        reason="the J random splits' spread: valid for E[μ̂_J | data]",
+        source="Nadeau & Bengio (2003), §4, method 2",
+        fits="J",
+        row=70,
+    )
+)
+def resampled_t(call: Call, *, n1: int | None = None, n2: int | None = None) -> InferenceResult:
     """Resampled t test (docs/theory.md §4, method 2).
 
     ``μ̂_J`` over the ``J`` main splits, ``σ̂² = S²_{μ̂_j} / J``, reference
@@ -109,33 +121,35 @@ def resampled_t(
     >>> res.df.item(), res.n_splits
     (4.0, 5)
     """
-    opts = check_options(
-        cube, mu0, alpha, alternative, method=METHODS["resampled_t"], extra=options
-    )
-    mu, n1, n2, J = _main(cube, "resampled t", n1, n2)
-    stat = apply_kernel(kernels.resampled_t, [mu], [[J_DIM]], 4, mu0=opts.mu0)
-    return finish_test(
-        stat,
-        cube,
-        METHODS["resampled_t"],
-        opts,
-        n1=reported_size(n1),
-        n2=reported_size(n2),
-        n_splits=J,
-        n_fits=J,
-    )
+    mu, n1, n2, J = _main(call.cube, "resampled t", n1, n2)
+    stat = call.kernel(kernels.resampled_t, [mu], [[J_DIM]], mu0=call.mu0)
+    return call.test(stat, n1=reported_size(n1), n2=reported_size(n2), n_splits=J)
 
 
-@fill_doc
+@method(
+    MethodSpec(
+        name="corrected_resampled_t",
+        title="Corrected resampled t (Nadeau & Bengio)",
+        design="resampled",
+        kernel="corrected_resampled_t",
+        estimand="n1μ",
+        target="learner",
+        reference="t",
+        direction=CORRECTED_DIRECTION,
+        short="liberal if ρ > ρ0",
+        rank=1,
+        reason=(
+            "valid for the learner at no cost beyond the J fits; exact when ρ = ρ0 = n2/n "
+            "(Nadeau & Bengio 2003, §4)"
+        ),
+        source="Nadeau & Bengio (2003), §4, method 6",
+        fits="J",
+        row=80,
+        one_size=("main",),
+    )
+)
 def corrected_resampled_t(
-    cube: xr.DataArray,
-    *,
-    mu0: float = 0.0,
-    alpha: float = 0.05,
-    alternative: str = "two-sided",
-    n1: int | None = None,
-    n2: int | None = None,
-    **options: Any,
+    call: Call, *, n1: int | None = None, n2: int | None = None
 ) -> InferenceResult:
     """Corrected resampled t test of Nadeau & Bengio (docs/theory.md §4, method 6).
 
@@ -159,38 +173,34 @@ def corrected_resampled_t(
 
     %(returns_inference_result)s
     """
-    opts = check_options(
-        cube, mu0, alpha, alternative, method=METHODS["corrected_resampled_t"], extra=options
-    )
-    mu, n1, n2, J = _main(
-        cube, "corrected resampled t", n1, n2, one_size=METHODS["corrected_resampled_t"].one_size
-    )
-    stat = apply_kernel(
-        kernels.corrected_resampled_t, [mu], [[J_DIM]], 4, n1=n1, n2=n2, mu0=opts.mu0
-    )
-    return finish_test(
-        stat,
-        cube,
-        METHODS["corrected_resampled_t"],
-        opts,
-        n1=reported_size(n1),
-        n2=reported_size(n2),
-        n_splits=J,
-        n_fits=J,
-    )
+    mu, n1, n2, J = _main(call.cube, "corrected resampled t", n1, n2, one_size=call.spec.one_size)
+    stat = call.kernel(kernels.corrected_resampled_t, [mu], [[J_DIM]], n1=n1, n2=n2, mu0=call.mu0)
+    return call.test(stat, n1=reported_size(n1), n2=reported_size(n2), n_splits=J)
 
 
-@fill_doc
-def conservative_z(
-    cube: xr.DataArray,
-    *,
-    mu0: float = 0.0,
-    alpha: float = 0.05,
-    alternative: str = "two-sided",
-    n1: int | None = None,
-    n2: int | None = None,
-    **options: Any,
-) -> InferenceResult:
+@method(
+    MethodSpec(
+        name="conservative_z",
+        title="Conservative Z (Nadeau & Bengio)",
+        design="half",
+        kernel="conservative_z",
+        estimand="n1μ",
+        target="learner",
+        reference="normal",
+        direction="conservative (ratio < 1, a conjecture: variance falls with training size)",
+        short="conservative",
+        rank=3,
+        reason=(
+            "valid for the learner and on the safe side (Nadeau & Bengio 2003, §4); "
+            "used when no corrected t applies"
+        ),
+        source="Nadeau & Bengio (2003), §4, method 4, eq. (11)",
+        fits="J (1 + 2M)",
+        row=90,
+        one_size=("main", "half"),
+    )
+)
+def conservative_z(call: Call, *, n1: int | None = None, n2: int | None = None) -> InferenceResult:
     """Conservative Z of Nadeau & Bengio (docs/theory.md §4, method 4, eq. 11).
 
     ``μ̂_J`` from the main block; ``σ̂²_cz = (1/2M) Σ_m (μ̂_(m) - μ̂^c_(m))²`` from
@@ -214,54 +224,32 @@ def conservative_z(
 
     %(returns_inference_result)s
     """
-    opts = check_options(
-        cube, mu0, alpha, alternative, method=METHODS["conservative_z"], extra=options
-    )
-    means = split_means(cube, ["main", "half"], "conservative Z")
-    sizes = block_sizes(cube, "main", "conservative Z")
-    mu = main_means(means, "conservative Z")
-    halves = half_means(means, "conservative Z")
+    cube, label = call.cube, "conservative Z"
+    means = split_means(cube, ["main", "half"], label)
+    sizes = block_sizes(cube, "main", label)
+    mu = main_means(means, label)
+    halves = half_means(means, label)
     reported = resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2)
-    check_one_size(cube, METHODS["conservative_z"].one_size, "conservative Z", n1, n2, known=sizes)
+    check_one_size(cube, call.spec.one_size, label, n1, n2, known=sizes)
     M, J_half = halves.sizes[M_DIM], halves.sizes[J_DIM]
-    stat = apply_kernel(
-        kernels.conservative_z,
-        [mu, halves],
-        [[J_DIM], [M_DIM, SIDE_DIM, J_DIM]],
-        4,
-        mu0=opts.mu0,
+    stat = call.kernel(
+        kernels.conservative_z, [mu, halves], [[J_DIM], [M_DIM, SIDE_DIM, J_DIM]], mu0=call.mu0
     )
-    return finish_test(
-        stat,
-        cube,
-        METHODS["conservative_z"],
-        opts,
-        n1=reported[0],
-        n2=reported[1],
-        n_splits=sizes.n_splits + 2 * M * J_half,
-        n_fits=sizes.n_splits + 2 * M * J_half,
+    return call.test(
+        stat, n1=reported[0], n2=reported[1], n_splits=sizes.n_splits + 2 * M * J_half
     )
 
 
-def _bootstrap(
-    cube: xr.DataArray,
-    corrected: bool,
-    mu0: float,
-    alpha: float,
-    alternative: str,
-    n1: int | None,
-    n2: int | None,
-    options: dict[str, Any],
-) -> InferenceResult:
-    method = "corrected bootstrap" if corrected else "bootstrap"
-    spec = METHODS["corrected_bootstrap_t" if corrected else "bootstrap_t"]
-    opts = check_options(cube, mu0, alpha, alternative, method=spec, extra=options)
-    means = split_means(cube, ["main", "replicate"], method)
-    sizes = block_sizes(cube, "main", method)
-    mu = main_means(means, method)
-    reps = replicate_means(means, method)
+def _bootstrap(call: Call, n1: int | None, n2: int | None) -> InferenceResult:
+    """Both bootstrap tests: the replicates' spread, with or without the correction."""
+    corrected = bool(call.spec.one_size)
+    cube, label = call.cube, "corrected bootstrap" if corrected else "bootstrap"
+    means = split_means(cube, ["main", "replicate"], label)
+    sizes = block_sizes(cube, "main", label)
+    mu = main_means(means, label)
+    reps = replicate_means(means, label)
     if corrected:
-        check_one_size(cube, spec.one_size, method, n1, n2, known=sizes)
+        check_one_size(cube, call.spec.one_size, label, n1, n2, known=sizes)
         n1_used, n2_used = correction_sizes(cube, sizes, n1, n2)
         kernel, extra = kernels.corrected_bootstrap_t, {"n1": n1_used, "n2": n2_used}
     else:
@@ -269,31 +257,31 @@ def _bootstrap(
             cube, resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2)
         )
         kernel, extra = kernels.bootstrap_t, {}
-    stat = apply_kernel(kernel, [mu, reps], [[J_DIM], [R_DIM, J_DIM]], 4, mu0=opts.mu0, **extra)
+    stat = call.kernel(kernel, [mu, reps], [[J_DIM], [R_DIM, J_DIM]], mu0=call.mu0, **extra)
     n = sizes.n_splits + reps.sizes[R_DIM] * reps.sizes[J_DIM]
-    return finish_test(
-        stat,
-        cube,
-        spec,
-        opts,
-        n1=reported_size(n1_used),
-        n2=reported_size(n2_used),
-        n_splits=n,
-        n_fits=n,
+    return call.test(stat, n1=reported_size(n1_used), n2=reported_size(n2_used), n_splits=n)
+
+
+@method(
+    MethodSpec(
+        name="bootstrap_t",
+        title="Bootstrap (resampling)",
+        design="replicate",
+        kernel="bootstrap_t",
+        estimand="conditional",
+        target="model",
+        reference="t",
+        direction=RESAMPLED_DIRECTION,
+        short="liberal",
+        flag=LIBERAL_FLAG,
+        rank=5,
+        reason="the bootstrap replicates' spread: valid for E[μ̂_J | data]",
+        source="Nadeau & Bengio (2003), §4, method 5",
+        fits="(R + 1) J",
+        row=100,
     )
-
-
-@fill_doc
-def bootstrap_t(
-    cube: xr.DataArray,
-    *,
-    mu0: float = 0.0,
-    alpha: float = 0.05,
-    alternative: str = "two-sided",
-    n1: int | None = None,
-    n2: int | None = None,
-    **options: Any,
-) -> InferenceResult:
+)
+def bootstrap_t(call: Call, *, n1: int | None = None, n2: int | None = None) -> InferenceResult:
     """Bootstrap (resampling replicates) test (docs/theory.md §4, method 5).
 
     ``μ̂_J`` from the main block; ``σ̌²`` = sample variance of the ``R`` replicate
@@ -312,19 +300,30 @@ def bootstrap_t(
 
     %(returns_inference_result)s
     """
-    return _bootstrap(cube, False, mu0, alpha, alternative, n1, n2, options)
+    return _bootstrap(call, n1, n2)
 
 
-@fill_doc
+@method(
+    MethodSpec(
+        name="corrected_bootstrap_t",
+        title="Corrected bootstrap (Nadeau & Bengio)",
+        design="replicate",
+        kernel="bootstrap_t",
+        estimand="n1μ",
+        target="learner",
+        reference="t",
+        direction=CORRECTED_DIRECTION,
+        short="liberal if ρ > ρ0",
+        rank=4,
+        reason="the Nadeau–Bengio correction on bootstrap replicates (Nadeau & Bengio 2003, §4)",
+        source="Nadeau & Bengio (2003), §4, method 7",
+        fits="(R + 1) J",
+        row=110,
+        one_size=("main", "replicate"),
+    )
+)
 def corrected_bootstrap_t(
-    cube: xr.DataArray,
-    *,
-    mu0: float = 0.0,
-    alpha: float = 0.05,
-    alternative: str = "two-sided",
-    n1: int | None = None,
-    n2: int | None = None,
-    **options: Any,
+    call: Call, *, n1: int | None = None, n2: int | None = None
 ) -> InferenceResult:
     """Corrected bootstrap of Nadeau & Bengio (docs/theory.md §4, method 7).
 
@@ -343,7 +342,7 @@ def corrected_bootstrap_t(
 
     %(returns_inference_result)s
     """
-    return _bootstrap(cube, True, mu0, alpha, alternative, n1, n2, options)
+    return _bootstrap(call, n1, n2)
 
 
 def _fold_means(cube: xr.DataArray, method: str) -> tuple[xr.DataArray, int, int]:
@@ -351,17 +350,29 @@ def _fold_means(cube: xr.DataArray, method: str) -> tuple[xr.DataArray, int, int
     return main_means(split_means(cube, ["main"], method), method, min_splits=2), K, repeats
 
 
-@fill_doc
-def kfold_t(
-    cube: xr.DataArray,
-    *,
-    mu0: float = 0.0,
-    alpha: float = 0.05,
-    alternative: str = "two-sided",
-    n1: int | None = None,
-    n2: int | None = None,
-    **options: Any,
-) -> InferenceResult:
+@method(
+    MethodSpec(
+        name="kfold_t",
+        title="{K}-fold cv t",
+        design="kfold",
+        kernel="resampled_t",
+        estimand="conditional",
+        target="model",
+        reference="t",
+        direction="liberal for n1μ (ignores the correlation between folds)",
+        short="liberal",
+        flag=LIBERAL_FLAG,
+        rank=8,
+        reason=(
+            "the folds' spread; ignores the correlation between folds "
+            "(Bengio & Grandvalet 2004), so only a last resort"
+        ),
+        source="Dietterich (1998); Bengio & Grandvalet (2004)",
+        fits="K",
+        row=30,
+    )
+)
+def kfold_t(call: Call, *, n1: int | None = None, n2: int | None = None) -> InferenceResult:
     """Naive K-fold cross-validation t test (docs/theory.md §4, "K-fold cv t").
 
     ``μ̂`` = mean of the ``K`` fold means, ``σ̂² = S²_folds / K``, reference
@@ -377,39 +388,50 @@ def kfold_t(
 
     %(returns_inference_result)s
     """
-    opts = check_options(cube, mu0, alpha, alternative, method=METHODS["kfold_t"], extra=options)
-    mu, K, repeats = _fold_means(cube, "k-fold t")
+    mu, K, repeats = _fold_means(call.cube, "k-fold t")
     if repeats != 1:
         raise DesignError(
             f"k-fold t uses one K-fold run, but the main block has {repeats} repeats; use "
             "corrected_repeated_kfold_t, or select one repeat with "
             "cube.isel(split=cube.repeat == 0)."
         )
-    sizes = block_sizes(cube, "main", "k-fold t")
-    stat = apply_kernel(kernels.kfold_t, [mu], [[J_DIM]], 4, mu0=opts.mu0)
-    return finish_test(
+    sizes = block_sizes(call.cube, "main", "k-fold t")
+    stat = call.kernel(kernels.kfold_t, [mu], [[J_DIM]], mu0=call.mu0)
+    return call.test(
         stat,
-        cube,
-        METHODS["kfold_t"],
-        opts,
         n1=resolve_size("n1", n1, sizes.n1),
         n2=resolve_size("n2", n2, sizes.n2),
         n_splits=K,
-        n_fits=K,
         params={"K": K},
     )
 
 
-@fill_doc
+@method(
+    MethodSpec(
+        name="corrected_repeated_kfold_t",
+        title="Corrected repeated {K}-fold t (Bouckaert & Frank), {repeats}",
+        design="repeated_kfold",
+        kernel="corrected_resampled_t",
+        estimand="n1μ",
+        target="learner",
+        reference="t",
+        direction=(
+            "liberal if ρ > ρ0 = 1/{K} (the correction's n2/n1 = 1/(K-1) as a correlation; "
+            "the design's effective ρ, e.g. from fit_rho), conservative if ρ < ρ0"
+        ),
+        short="liberal if ρ > 1/K",
+        rank=2,
+        reason=(
+            "the Nadeau–Bengio correction on repeated k-fold CV, ρ0 = 1/K (Bouckaert & Frank 2004)"
+        ),
+        source="Bouckaert & Frank (2004); Nadeau & Bengio (2003), §4, method 6",
+        fits="r k",
+        row=60,
+        one_size=("main",),
+    )
+)
 def corrected_repeated_kfold_t(
-    cube: xr.DataArray,
-    *,
-    mu0: float = 0.0,
-    alpha: float = 0.05,
-    alternative: str = "two-sided",
-    n1: int | None = None,
-    n2: int | None = None,
-    **options: Any,
+    call: Call, *, n1: int | None = None, n2: int | None = None
 ) -> InferenceResult:
     """Corrected repeated k-fold t of Bouckaert & Frank (2004) (docs/theory.md §4).
 
@@ -439,40 +461,25 @@ def corrected_repeated_kfold_t(
 
     %(returns_inference_result)s
     """
-    opts = check_options(
-        cube, mu0, alpha, alternative, method=METHODS["corrected_repeated_kfold_t"], extra=options
-    )
-    method = "corrected repeated k-fold t"
-    mu, K, repeats = _fold_means(cube, method)
-    sizes = block_sizes(cube, "main", method)
+    method_label = "corrected repeated k-fold t"
+    mu, K, repeats = _fold_means(call.cube, method_label)
+    sizes = block_sizes(call.cube, "main", method_label)
     n1_used, n2_used = resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2)
     if sizes.equal or (n1 is None and n2 is None):
         # folds of one size (up to rounding), or a partition's mean sizes n - n/k and n/k:
         # n2/n1 = 1/(k-1)
         if not sizes.equal:
-            n1_used, n2_used = correction_sizes(cube, sizes, n1, n2)
-        stat = apply_kernel(
-            kernels.corrected_repeated_kfold_t, [mu], [[J_DIM]], 4, k=K, mu0=opts.mu0
-        )
+            n1_used, n2_used = correction_sizes(call.cube, sizes, n1, n2)
+        stat = call.kernel(kernels.corrected_repeated_kfold_t, [mu], [[J_DIM]], k=K, mu0=call.mu0)
     else:  # folds of different sizes and stated sizes: their n2/n1
-        n1_used, n2_used = correction_sizes(cube, sizes, n1, n2)
-        stat = apply_kernel(
-            kernels.corrected_resampled_t,
-            [mu],
-            [[J_DIM]],
-            4,
-            n1=n1_used,
-            n2=n2_used,
-            mu0=opts.mu0,
+        n1_used, n2_used = correction_sizes(call.cube, sizes, n1, n2)
+        stat = call.kernel(
+            kernels.corrected_resampled_t, [mu], [[J_DIM]], n1=n1_used, n2=n2_used, mu0=call.mu0
         )
-    return finish_test(
+    return call.test(
         stat,
-        cube,
-        METHODS["corrected_repeated_kfold_t"],
-        opts,
         n1=reported_size(n1_used),
         n2=reported_size(n2_used),
         n_splits=K * repeats,
-        n_fits=K * repeats,
         params={"K": K, "repeats": repeats},
     )

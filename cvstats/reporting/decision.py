@@ -510,6 +510,6 @@ def levels_method(names: Sequence[str], rec: str) -> str | None:
     """Return the method that estimates the per-model levels (one with an interval)."""
     for name in [rec, *names]:
         spec = METHODS[name]
-        if spec.contrasts == "any" and name not in ("combined_5x2cv_f", "bayesian_correlated_t"):
+        if spec.contrasts == "any" and spec.interval == "confidence":
             return name
     return None

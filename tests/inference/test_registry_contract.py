@@ -53,17 +53,15 @@ import xarray as xr
 import cvstats
 from cvstats import ArgumentError, designs
 from cvstats.inference.bayes import design_rho
-from cvstats.inference.fivebytwo import FIVE_BY_TWO_VARIANTS
-from cvstats.inference.holdout import MCNEMAR_VARIANTS
 from cvstats.inference.registry import (
     COMMON_OPTIONS,
     DESIGNS,
     METHODS,
     MethodSpec,
     applicable_methods,
+    declared_kind,
     design_kinds,
 )
-from cvstats.kernels.bayle import BAYLE_VARIANCES
 from cvstats.results.base import Result
 
 N = 48
@@ -124,14 +122,6 @@ REFERENCE_OVERRIDES = {
 #: The option names that pick the form of a test (one per method at most).
 FORM_OPTIONS = ("variant", "reference", "variance")
 
-#: Valid values of the form option of each public function.
-FORMS = {
-    "holdout_t": ("z", "t"),
-    "mcnemar": MCNEMAR_VARIANTS,
-    "bayle_cv": BAYLE_VARIANCES,
-    "dietterich_5x2cv": tuple(FIVE_BY_TWO_VARIANTS),
-}
-
 #: A value of `spec.only`'s options that differs from every method's single value.
 REFUSED = {"mu0": 0.1, "alternative": "less"}
 
@@ -152,6 +142,9 @@ def _zero_one(kind: str) -> bool:
 def cube_of(kind: str) -> xr.DataArray:
     """The fixture cube of a design kind: 3 data sets x splits x N examples x 3 models."""
     factory = DESIGN_OF.get(kind) or EXTRA_DESIGN_OF.get(kind)
+    declared = declared_kind(kind)
+    if factory is None and declared is not None:  # a kind a method declared, with its example
+        factory = functools.partial(declared.example, N)
     if factory is None:
         pytest.fail(
             f"design kind {kind!r} (registry DESIGNS) has no fixture cube: add a design to "
@@ -309,18 +302,14 @@ def valid_value(spec: MethodSpec, option: str, cube: xr.DataArray) -> Any:
         return cube["split"].values[np.asarray(cube["block"].values) == "main"][0].item()
     if option == "models":
         return (MODELS[2], MODELS[0])
-    if option == "rope":
-        return 0.01
-    if option == "rho":
-        return 0.2
-    if option in FORM_OPTIONS:
+    if option in spec.checks:  # the declaration's validator knows valid values
         default = template_params(spec, cube).get(option)
-        other = [v for v in FORMS.get(spec.function.split(":")[1], ()) if v != default]
+        other = [v for v in spec.checks[option].examples if v != default]
         if other:  # the last: McNemar's "corrected" (two-sided only) comes before "exact"
             return other[-1]
     pytest.fail(
-        f"{spec.name}: no valid value known for its option {option!r}; teach valid_value "
-        "in tests/inference/test_registry_contract.py"
+        f"{spec.name}: no valid value known for its option {option!r}; declare a validator "
+        "with examples for it (MethodSpec.checks: engine.Choice or engine.Check)"
     )
 
 
@@ -335,7 +324,7 @@ def option_cube(spec: MethodSpec, option: str) -> xr.DataArray:
 
 
 def test_every_design_kind_has_a_fixture_cube():
-    missing = sorted(set(DESIGNS) - set(DESIGN_OF))
+    missing = sorted(k for k in set(DESIGNS) - set(DESIGN_OF) if declared_kind(k) is None)
     assert not missing, f"design kinds without a fixture cube: {missing}"
     unknown = sorted({s.design for s in METHODS.values()} - set(DESIGNS))
     assert not unknown, f"registry designs that are not DESIGNS keys: {unknown}"
@@ -590,14 +579,17 @@ def test_compare_matches_direct_call(name):
 # 8. applicability
 # ---------------------------------------------------------------------------
 
-ALL_KINDS = [*DESIGN_OF, *EXTRA_DESIGN_OF]
+ALL_KINDS = [*DESIGN_OF, *EXTRA_DESIGN_OF, *(k for k in DESIGNS if declared_kind(k) is not None)]
 
 
 @pytest.mark.parametrize("kind", ALL_KINDS)
 def test_applicable_methods_follow_design_kinds(kind):
     cube = cube_of(kind)
     kinds = design_kinds(cube)
-    assert kinds == EXPECTED_KINDS[kind]
+    if declared_kind(kind) is None:
+        assert kinds == EXPECTED_KINDS[kind]
+    else:  # a kind a method declared: its example design is of it
+        assert kind in kinds
     supported = [n for n, s in METHODS.items() if s.design in kinds]
     defaults = [n for n in supported if METHODS[n].default]
     assert applicable_methods(cube) == defaults
@@ -621,3 +613,87 @@ def test_mcnemar_runs_only_when_named():
         "mcnemar",
         "holdout_t",
     ]
+
+
+# ---------------------------------------------------------------------------
+# 9. the declarations carry what the engine, recommend, the docs and the verdict need
+# ---------------------------------------------------------------------------
+
+#: A declaration field, and a value the registry refuses for it.
+MISSING = {
+    "title": "",
+    "kernel": "",
+    "estimand": "",
+    "reference": "",
+    "direction": "",
+    "short": "",
+    "reason": "",
+    "source": "",
+    "fits": "",
+    "design": "no_such_design",
+    "target": "both",
+    "interval": "maybe",
+    "needs": "everything",
+    "contrasts": "some",
+    "rank": 0,
+    "func": None,
+}
+
+
+@pytest.mark.parametrize(("field", "bad"), list(MISSING.items()))
+def test_a_declaration_lacking_a_field_is_refused(field, bad):
+    from dataclasses import replace
+
+    from cvstats.inference.registry import register
+
+    entry = replace(METHODS["corrected_resampled_t"], name="probe_method", **{field: bad})
+    with pytest.raises(ValueError, match=f"`{field}`|no function"):
+        register(entry)
+    assert "probe_method" not in METHODS
+
+
+def test_a_flag_goes_with_the_models_target():
+    from dataclasses import replace
+
+    from cvstats.inference.registry import register
+
+    for name, flag in (("corrected_resampled_t", "liberal"), ("resampled_t", "")):
+        entry = replace(METHODS[name], name="probe_method", flag=flag)
+        with pytest.raises(ValueError, match="flag"):
+            register(entry)
+
+
+def test_every_registered_declaration_is_complete():
+    for spec in METHODS.values():
+        assert spec.func is not None and spec.func.__method_entries__, spec.name
+        assert spec in spec.func.__method_entries__, spec.name
+        for key in (*spec.fixed, *spec.checks, *spec.renamed.values()):
+            assert key in spec.options, (spec.name, key)
+    for target in ("learner", "model"):
+        ranks = [METHODS[n].rank for n in cvstats.inference.registry.order(target)]
+        assert len(set(ranks)) == len(ranks), f"two {target} methods share a rank: {ranks}"
+
+
+def test_orders_and_tables_are_read_off_the_declarations():
+    from cvstats.inference import recommend
+    from cvstats.inference.registry import method_table
+
+    order = method_table("order")
+    for target, names in (("learner", recommend.LEARNER_ORDER), ("model", recommend.MODEL_ORDER)):
+        rows = order[order["target"] == target]
+        assert tuple(rows["method"]) == names
+        assert rows["rank"].tolist() == list(range(1, len(names) + 1))
+        assert all(METHODS[n].target == target for n in names)
+    assert dict(recommend.REASONS) == {n: s.reason for n, s in METHODS.items()}
+    table = method_table()
+    assert table["method"].tolist() == list(METHODS)
+    assert table["source"].str.len().min() > 0
+    with pytest.raises(ArgumentError, match="`kind`"):
+        method_table("nope")
+
+
+def test_the_public_function_is_the_declared_one():
+    for spec in METHODS.values():
+        assert getattr(cvstats, spec.func.__name__) is spec.func
+        assert getattr(cvstats.inference, spec.func.__name__) is spec.func
+        assert spec.function == f"{spec.func.__module__}:{spec.func.__name__}"
