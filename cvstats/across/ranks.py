@@ -2,14 +2,18 @@
 
 See docs/beyond.md and docs/theory.md §8. When the datasets come from different
 populations their errors are not commensurable, so learners are compared
-through their per-dataset ranks. Input: a table of per-dataset estimates,
-an :class:`xarray.DataArray` over ``(dataset, model)`` (e.g.
-``cvstats.corrected_resampled_t(cube).estimate`` for a cube with a
-``dataset`` dim) or a :class:`pandas.DataFrame` with datasets as rows and
-learners as columns. Which way is better is read from the table
-(:func:`direction_of`): the attrs a cube's values carry into a method's
-``estimate`` (a score cube's ``greater_is_better``; a loss cube's attrs), or a
-metric name whose direction is known (``accuracy``, ``roc_auc``, ``neg_*``:
+through their per-dataset ranks. Input: one number per dataset and learner,
+in any form :func:`cvstats.across.table.read_table` reads: a
+:class:`pandas.DataFrame` with datasets as rows and learners as columns, a
+long one (columns ``dataset``, ``model`` and the score), an
+:class:`xarray.DataArray` over ``(dataset, model)``, a cube with a
+``dataset`` dim (its per-dataset CV means) or a method's per-dataset result
+(e.g. ``cvstats.corrected_resampled_t(cube)``: its estimates). Which way is
+better is read from the table (:func:`direction_of`): the attrs a cube's
+values carry into a method's ``estimate`` (a score cube's
+``greater_is_better``; a loss cube's attrs), or a metric name whose
+direction is known (a long table's score column, a DataArray's name or the
+attr ``metric``: ``accuracy``, ``roc_auc``, ``neg_*``:
 larger is better; ``zero_one``, ``log_loss``, ``mse``: smaller is better).
 When the table does not say, every function refuses and asks for
 ``greater_is_better=``: a rank test run the wrong way round names the worst
@@ -42,6 +46,7 @@ import scipy
 import xarray as xr
 
 from cvstats._deprecation import renamed_argument
+from cvstats.across.table import DATASET_DIM, read_table, table_record
 from cvstats.cube.checks import validate_alpha
 from cvstats.cube.score import recorded_direction
 from cvstats.errors import ArgumentError, CvstatsTypeError
@@ -78,12 +83,16 @@ __all__ = [
 
 _F = TypeVar("_F", bound=Callable[..., object])
 
-#: Default name of the datasets dim of a DataArray table.
-DATASET_DIM = "dataset"
-
 
 #: The direction options of every rank function, documented once.
 _DIRECTION_FRAGMENTS = {
+    "table": """\
+table : pandas.DataFrame or Series, xarray.DataArray, cube or result
+    One score or loss per dataset and learner: a wide table (datasets ×
+    learners), a long one (columns ``dataset``, ``model`` and the score), a
+    DataArray over ``(dataset, model)``, a cube with a ``dataset`` dim (its
+    per-dataset CV means) or a method's result over ``(dataset, model)``
+    (its estimates); see :func:`~cvstats.across.table.read_table`.""",
     "greater_is_better": """\
 greater_is_better : bool, optional
     Whether a larger value is better (it decides the ranks, the wins and which
@@ -97,50 +106,18 @@ higher_is_better : bool, optional
 
 
 def _direction_doc(func: _F) -> _F:
-    """Fill the ``%(greater_is_better)s`` and ``%(higher_is_better)s`` lines of a docstring."""
+    """Fill the ``%(table)s``, ``%(greater_is_better)s`` and ``%(higher_is_better)s`` lines."""
     if func.__doc__:
         func.__doc__ = fill_docstring(func.__doc__, _DIRECTION_FRAGMENTS)
     return func
 
 
 def _as_frame(table: Any, dataset_dim: Hashable) -> pd.DataFrame:
-    """Return the table as a checked DataFrame, datasets × learners (string labels)."""
-    if isinstance(table, pd.DataFrame):
-        frame = table.copy()
-    elif isinstance(table, xr.DataArray):
-        if table.ndim != 2 or dataset_dim not in table.dims:
-            raise ArgumentError(
-                f"`table` must be a 2-d DataArray over ({dataset_dim!r}, <learners>), got dims "
-                f"{tuple(table.dims)}; select one element of the other dims, or pass "
-                "`dataset_dim`."
-            )
-        other = next(d for d in table.dims if d != dataset_dim)
-        table = table.drop_vars([c for c in table.coords if c not in table.dims])
-        frame = table.transpose(dataset_dim, other).to_pandas()
-    else:
-        raise CvstatsTypeError(
-            "`table` must be an xarray.DataArray over (dataset, model) or a pandas DataFrame "
-            f"(datasets x learners), got {type(table).__name__}."
-        )
-    frame.columns = [str(c) for c in frame.columns]
-    if frame.columns.duplicated().any():
-        raise ArgumentError(f"`table` has duplicate learner names: {list(frame.columns)}.")
-    try:
-        frame = frame.astype(float)
-    except (TypeError, ValueError) as e:
-        raise ArgumentError(f"`table` must hold numbers: {e}") from e
-    if frame.shape[0] < 2 or frame.shape[1] < 2:
-        raise ArgumentError(
-            f"`table` needs at least 2 datasets and 2 learners, got shape {frame.shape}."
-        )
-    if not np.isfinite(frame.to_numpy()).all():
-        raise ArgumentError(
-            "`table` must be finite: every learner needs a score on every dataset (drop "
-            "the datasets or learners with NaN first)."
-        )
-    return frame
+    """Return the table as a checked DataFrame, datasets × learners (:func:`read_table`)."""
+    return read_table(table, dataset_dim)
 
 
+@_direction_doc
 def checked_table(
     table: Any, models: Sequence[str] = (), *, dataset_dim: Hashable = DATASET_DIM
 ) -> pd.DataFrame:
@@ -151,12 +128,11 @@ def checked_table(
 
     Parameters
     ----------
-    table : xarray.DataArray or pandas.DataFrame
-        Per-dataset estimates, datasets × learners.
+    %(table)s
     models : sequence of str
         Learners that must be columns of the table.
     dataset_dim : hashable, default "dataset"
-        The datasets dim of a DataArray table.
+        The datasets dim of a DataArray or cube, or column of a long table.
 
     Returns
     -------
@@ -180,6 +156,7 @@ def direction_of(
     name: str = "table",
     higher_is_better: bool | None = None,
     func: str = "direction_of",
+    dataset_dim: Hashable = DATASET_DIM,
 ) -> bool:
     """Return whether a larger value of ``table`` is better: as given, or as the data record it.
 
@@ -187,11 +164,12 @@ def direction_of(
     attrs of a DataArray (a score cube's ``greater_is_better``, kept on the
     ``estimate`` of every method run on it; the attrs of a loss cube) or of a
     DataFrame (``DataFrame.attrs``), else the metric's name (the attr
-    ``metric`` or the DataArray's name) when its direction is known.
+    ``metric``, the DataArray's or Series' name, a long table's score column)
+    when its direction is known (:func:`cvstats.across.table.table_record`).
 
     Parameters
     ----------
-    table : xarray.DataArray, pandas.DataFrame or a result
+    table : xarray.DataArray, pandas.DataFrame or Series, or a result
         The data (a result is read through its ``estimate``).
     greater_is_better : bool, optional
         The direction, when the data do not record it; when they do, it must agree.
@@ -201,6 +179,8 @@ def direction_of(
         Old name of ``greater_is_better`` (FutureWarning).
     func : str
         The calling function, for messages.
+    dataset_dim : hashable, default "dataset"
+        The datasets column of a long table.
 
     Returns
     -------
@@ -228,17 +208,13 @@ def direction_of(
         raise ArgumentError(
             f"{func}: `greater_is_better` must be True or False, got {greater_is_better!r}."
         )
-    if isinstance(table, xr.DataArray | pd.DataFrame):
-        data = table
-    elif isinstance(getattr(table, "estimate", None), xr.DataArray):
-        data = table.estimate
-    else:
+    try:
+        attrs, label = table_record(table, dataset_dim)
+    except CvstatsTypeError:
         raise CvstatsTypeError(
-            f"{func}: `{name}` must be an xarray.DataArray, a pandas DataFrame or a result with "
-            f"an `estimate`, got {type(table).__name__}."
-        )
-    attrs = getattr(data, "attrs", {})
-    label = getattr(data, "name", None) if isinstance(data, xr.DataArray) else None
+            f"{func}: `{name}` must be an xarray.DataArray, a pandas DataFrame or Series or a "
+            f"result with an `estimate`, got {type(table).__name__}."
+        ) from None
     recorded = recorded_direction(attrs if isinstance(attrs, Mapping) else {}, label)
     if recorded is None:
         if greater_is_better is None:
@@ -276,11 +252,10 @@ def rank_table(
 
     Parameters
     ----------
-    table : xarray.DataArray or pandas.DataFrame
-        Per-dataset scores, datasets × learners.
+    %(table)s
     %(greater_is_better)s
     dataset_dim : hashable, default "dataset"
-        The datasets dim of a DataArray table.
+        The datasets dim of a DataArray or cube, or column of a long table.
     %(higher_is_better)s
 
     Returns
@@ -290,7 +265,11 @@ def rank_table(
     """
     frame = _as_frame(table, dataset_dim)
     greater = direction_of(
-        table, greater_is_better, higher_is_better=higher_is_better, func="rank_table"
+        table,
+        greater_is_better,
+        higher_is_better=higher_is_better,
+        func="rank_table",
+        dataset_dim=dataset_dim,
     )
     ranks = kr.rank_scores(frame.to_numpy(), greater_is_better=greater)
     return pd.DataFrame(ranks, index=frame.index, columns=frame.columns)
@@ -324,15 +303,14 @@ def friedman_test(
 
     Parameters
     ----------
-    table : xarray.DataArray or pandas.DataFrame
-        Per-dataset estimates, datasets × learners.
+    %(table)s
     %(greater_is_better)s
     alpha : float, default 0.05
         Level of the critical difference.
     tie_correction : bool, default False
         Divide ``χ²_F`` by the ties factor as :func:`scipy.stats.friedmanchisquare`.
     dataset_dim : hashable, default "dataset"
-        The datasets dim of a DataArray table.
+        The datasets dim of a DataArray or cube, or column of a long table.
     %(higher_is_better)s
 
     Returns
@@ -350,7 +328,11 @@ def friedman_test(
     alpha = validate_alpha(alpha)
     frame = _as_frame(table, dataset_dim)
     greater = direction_of(
-        table, greater_is_better, higher_is_better=higher_is_better, func="friedman_test"
+        table,
+        greater_is_better,
+        higher_is_better=higher_is_better,
+        func="friedman_test",
+        dataset_dim=dataset_dim,
     )
     ranks = rank_table(frame, greater_is_better=greater)
     N, k = ranks.shape
@@ -423,8 +405,7 @@ def wilcoxon_test(
 
     Parameters
     ----------
-    table : xarray.DataArray or pandas.DataFrame
-        Per-dataset estimates, datasets × learners.
+    %(table)s
     a, b : str
         The two learners.
     %(greater_is_better)s
@@ -433,7 +414,7 @@ def wilcoxon_test(
     alternative : {"two-sided", "less", "greater"}
         scipy's alternative on ``score_a - score_b``.
     dataset_dim : hashable, default "dataset"
-        The datasets dim of a DataArray table.
+        The datasets dim of a DataArray or cube, or column of a long table.
     %(higher_is_better)s
 
     Returns
@@ -443,7 +424,11 @@ def wilcoxon_test(
     frame = _as_frame(table, dataset_dim)
     _check_models(frame, [a, b])
     greater = direction_of(
-        table, greater_is_better, higher_is_better=higher_is_better, func="wilcoxon_test"
+        table,
+        greater_is_better,
+        higher_is_better=higher_is_better,
+        func="wilcoxon_test",
+        dataset_dim=dataset_dim,
     )
     diff = (frame[a] - frame[b]).to_numpy()
     stat, p, wins, ties, losses, sums = _wilcoxon(diff, greater, zero_method, alternative)
@@ -477,8 +462,7 @@ def pairwise_wilcoxon(
 
     Parameters
     ----------
-    table : xarray.DataArray or pandas.DataFrame
-        Per-dataset estimates, datasets × learners.
+    %(table)s
     alpha : float, default 0.05
         Family-wise level.
     correction : str, default "holm"
@@ -487,7 +471,7 @@ def pairwise_wilcoxon(
     zero_method : {"wilcox", "pratt", "zsplit"}, default "wilcox"
         Treatment of zero differences.
     dataset_dim : hashable, default "dataset"
-        The datasets dim of a DataArray table.
+        The datasets dim of a DataArray or cube, or column of a long table.
     %(higher_is_better)s
 
     Returns
@@ -499,7 +483,11 @@ def pairwise_wilcoxon(
     alpha = validate_alpha(alpha)
     frame = _as_frame(table, dataset_dim)
     greater = direction_of(
-        table, greater_is_better, higher_is_better=higher_is_better, func="pairwise_wilcoxon"
+        table,
+        greater_is_better,
+        higher_is_better=higher_is_better,
+        func="pairwise_wilcoxon",
+        dataset_dim=dataset_dim,
     )
     tests = tuple(
         wilcoxon_test(frame, a, b, greater_is_better=greater, zero_method=zero_method)
@@ -549,8 +537,7 @@ def control_test(
 
     Parameters
     ----------
-    table : xarray.DataArray or pandas.DataFrame
-        Per-dataset estimates, datasets × learners.
+    %(table)s
     control : str
         The learner the others are compared with.
     adjust : {"holm", "hochberg", "bonferroni"}, default "holm"
@@ -560,7 +547,7 @@ def control_test(
         Family-wise level.
     %(greater_is_better)s
     dataset_dim : hashable, default "dataset"
-        The datasets dim of a DataArray table.
+        The datasets dim of a DataArray or cube, or column of a long table.
 
     Returns
     -------
@@ -591,7 +578,7 @@ def control_test(
             f"control_test: `control` {control!r} is not a learner of the table; choose from "
             f"{list(frame.columns)}."
         )
-    greater = direction_of(table, greater_is_better, func="control_test")
+    greater = direction_of(table, greater_is_better, func="control_test", dataset_dim=dataset_dim)
     ranks = rank_table(frame, greater_is_better=greater)
     N, k = ranks.shape
     average = pd.Series(kr.friedman(ranks.to_numpy()).average_ranks, index=ranks.columns)
@@ -658,13 +645,12 @@ def effect_size(
 
     Parameters
     ----------
-    table : xarray.DataArray or pandas.DataFrame
-        Per-dataset estimates, datasets × learners.
+    %(table)s
     a, b : str
         The two learners; both effects are signed as ``a - b``.
     %(greater_is_better)s
     dataset_dim : hashable, default "dataset"
-        The datasets dim of a DataArray table.
+        The datasets dim of a DataArray or cube, or column of a long table.
 
     Returns
     -------
@@ -685,7 +671,7 @@ def effect_size(
     """
     frame = _as_frame(table, dataset_dim)
     _check_models(frame, [a, b])
-    greater = direction_of(table, greater_is_better, func="effect_size")
+    greater = direction_of(table, greater_is_better, func="effect_size", dataset_dim=dataset_dim)
     x, y = frame[a].to_numpy(), frame[b].to_numpy()
     N = x.size
     if np.ptp(x) == 0 and np.ptp(y) == 0:
@@ -827,9 +813,7 @@ def rank_report(
 
     Parameters
     ----------
-    table : xarray.DataArray or pandas.DataFrame
-        Per-dataset estimates, datasets × learners (e.g.
-        ``cvstats.corrected_resampled_t(cube).estimate``).
+    %(table)s
     per_dataset : InferenceResult, ComparisonTable or mapping, optional
         Per-dataset tests of the pairwise contrasts of the same metric (e.g.
         ``cvstats.corrected_resampled_t(cvstats.pairwise(cube))`` or
@@ -870,7 +854,11 @@ def rank_report(
     alpha = validate_alpha(alpha)
     frame = _as_frame(table, dataset_dim)
     greater = direction_of(
-        table, greater_is_better, higher_is_better=higher_is_better, func="rank_report"
+        table,
+        greater_is_better,
+        higher_is_better=higher_is_better,
+        func="rank_report",
+        dataset_dim=dataset_dim,
     )
     fried = friedman_test(frame, greater_is_better=greater, alpha=alpha, dataset_dim=dataset_dim)
     pairs = pairwise_wilcoxon(frame, alpha=alpha, greater_is_better=greater)
