@@ -25,7 +25,8 @@ learner best.
 * :func:`pairwise_wilcoxon`: all pairs, Holm-adjusted;
 * :func:`control_test`: every learner against a control by average ranks
   (Holm, Hochberg or Bonferroni–Dunn);
-* :func:`effect_size`: Cohen's d and Cliff's δ of two learners with their magnitudes;
+* :func:`effect_size`: Cohen's d, Akinshin's γ and Cliff's δ of two learners with their
+  magnitudes;
 * :func:`rank_report`: the rank-based results beside the per-dataset
   corrected tests (counts of significant wins and losses).
 
@@ -36,6 +37,7 @@ The results (:class:`FriedmanResult`, :class:`WilcoxonResult`,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from itertools import combinations
 from typing import Any, TypeVar
@@ -612,10 +614,17 @@ def control_test(
 COHEN_D_MAGNITUDES = (0.2, 0.5, 0.8)
 #: Upper bounds of |δ| for "negligible", "small", "medium" (Romano et al. 2006); above: "large".
 CLIFF_DELTA_MAGNITUDES = (0.147, 0.33, 0.474)
+#: Upper bounds of |γ| (Akinshin 2020): Cohen's, since γ estimates d for normal data.
+AKINSHIN_GAMMA_MAGNITUDES = COHEN_D_MAGNITUDES
 
 
 def _magnitude(value: float, bounds: Sequence[float]) -> str:
-    """Return the magnitude of ``|value|`` against the upper bounds of the first three levels."""
+    """Return the magnitude of ``|value|`` against the upper bounds of the first three levels.
+
+    ``"undefined"`` for NaN (Akinshin's γ of columns without spread).
+    """
+    if np.isnan(value):
+        return "undefined"
     levels = ("negligible", "small", "medium", "large")
     return levels[int(np.searchsorted(np.asarray(bounds), abs(value), side="right"))]
 
@@ -629,19 +638,29 @@ def effect_size(
     greater_is_better: bool | None = None,
     dataset_dim: Hashable = DATASET_DIM,
 ) -> EffectSizeResult:
-    """Cohen's d and Cliff's δ of learners ``a`` and ``b`` over datasets, as autorank reports.
+    """Cohen's d, Akinshin's γ and Cliff's δ of ``a`` and ``b`` over datasets, as autorank reports.
 
     With ``x`` the scores of ``a`` and ``y`` those of ``b`` on the ``N`` datasets
     (each column taken as a sample, as autorank does)::
 
-        d = (mean(x) - mean(y)) / s_p,   s_p² = ((N-1) s_x² + (N-1) s_y²) / (2N - 2)
+        d = (mean(x) - mean(y)) / s_p,       s_p² = ((N-1) s_x² + (N-1) s_y²) / (2N - 2)
+        γ = (median(x) - median(y)) / m_p,   m_p² = ((N-1) m_x² + (N-1) m_y²) / (2N - 2)
         δ = P(x_i > y_j) - P(x_i < y_j)   over all N² pairs (i, j)
 
-    ``s_x²``, ``s_y²`` the unbiased variances; ``δ = 2U/N² - 1`` with ``U`` the
-    Mann–Whitney statistic of :func:`scipy.stats.mannwhitneyu`. Magnitudes:
-    ``|d|`` < 0.2 negligible, < 0.5 small, < 0.8 medium, else large (Cohen 1988);
-    ``|δ|`` < 0.147 negligible, < 0.33 small, < 0.474 medium, else large
-    (Romano, Kromrey, Coraggio & Skowronek 2006).
+    ``s_x²``, ``s_y²`` the unbiased variances; ``m_x``, ``m_y`` the median
+    absolute deviations scaled to estimate a normal standard deviation
+    (:func:`scipy.stats.median_abs_deviation` with ``scale="normal"``, the
+    factor 1.4826); ``δ = 2U/N² - 1`` with ``U`` the Mann–Whitney statistic of
+    :func:`scipy.stats.mannwhitneyu`. γ is Akinshin's (2020, "Nonparametric
+    Cohen's d-consistent effect size") robust Cohen's d, in the form autorank
+    computes it (sample medians; Akinshin uses Harrell–Davis quantile
+    estimates): it equals d for normal data and is what autorank reports when
+    the scores are not normal. Magnitudes: ``|d|`` and ``|γ|`` < 0.2
+    negligible, < 0.5 small, < 0.8 medium, else large (Cohen 1988); ``|δ|`` <
+    0.147 negligible, < 0.33 small, < 0.474 medium, else large (Romano,
+    Kromrey, Coraggio & Skowronek 2006). When both median absolute deviations
+    are zero (more than half of each column's values equal), γ is NaN and its
+    magnitude ``"undefined"``.
 
     Parameters
     ----------
@@ -668,6 +687,8 @@ def effect_size(
     >>> res = effect_size(t, "a", "b", greater_is_better=True)
     >>> round(float(res.cohens_d), 4), float(res.cliffs_delta), res.delta_magnitude
     (0.7746, 0.4375, 'medium')
+    >>> round(float(res.akinshin_gamma), 4), res.gamma_magnitude
+    (0.6745, 'medium')
     """
     frame = _as_frame(table, dataset_dim)
     _check_models(frame, [a, b])
@@ -682,6 +703,9 @@ def effect_size(
         )
     pooled = np.sqrt(((N - 1) * x.var(ddof=1) + (N - 1) * y.var(ddof=1)) / (2 * N - 2))
     d = float((x.mean() - y.mean()) / pooled)
+    mad = scipy.stats.median_abs_deviation(np.stack([x, y]), axis=1, scale="normal")
+    pooled_mad = np.sqrt(((N - 1) * mad[0] ** 2 + (N - 1) * mad[1] ** 2) / (2 * N - 2))
+    gamma = float((np.median(x) - np.median(y)) / pooled_mad) if pooled_mad > 0 else math.nan
     u = scipy.stats.mannwhitneyu(x, y, alternative="two-sided").statistic
     delta = float(2.0 * u / (N * N) - 1.0)
     return EffectSizeResult(
@@ -689,8 +713,10 @@ def effect_size(
         model_b=str(b),
         cohens_d=d,
         cliffs_delta=delta,
+        akinshin_gamma=gamma,
         d_magnitude=_magnitude(d, COHEN_D_MAGNITUDES),
         delta_magnitude=_magnitude(delta, CLIFF_DELTA_MAGNITUDES),
+        gamma_magnitude=_magnitude(gamma, AKINSHIN_GAMMA_MAGNITUDES),
         n_datasets=N,
         greater_is_better=greater,
     )

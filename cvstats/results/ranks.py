@@ -435,9 +435,12 @@ class EffectSizeResult(Result):
         Cohen's d with the pooled standard deviation (0-d).
     cliffs_delta : xarray.DataArray
         Cliff's δ = P(a > b) - P(a < b) over all pairs of datasets (0-d).
-    d_magnitude, delta_magnitude : str
+    akinshin_gamma : xarray.DataArray
+        Akinshin's (2020) γ: the difference of the medians over the pooled
+        normal-scaled median absolute deviation (0-d; NaN when that is 0).
+    d_magnitude, delta_magnitude, gamma_magnitude : str
         ``"negligible"``, ``"small"``, ``"medium"`` or ``"large"`` (Cohen 1988;
-        Romano et al. 2006).
+        Romano et al. 2006; γ on Cohen's bounds), ``"undefined"`` for a NaN γ.
     n_datasets : int
         ``N``.
     greater_is_better : bool
@@ -448,24 +451,30 @@ class EffectSizeResult(Result):
     model_b: str
     cohens_d: xr.DataArray
     cliffs_delta: xr.DataArray
+    akinshin_gamma: xr.DataArray
     d_magnitude: str
     delta_magnitude: str
+    gamma_magnitude: str
     n_datasets: int
     greater_is_better: bool
 
     frame_columns: ClassVar[tuple[str, ...]] = EFFECT_SIZE_FRAME_COLUMNS
-    value_fields: ClassVar[tuple[str, ...]] = ("cohens_d", "cliffs_delta")
+    value_fields: ClassVar[tuple[str, ...]] = ("cohens_d", "cliffs_delta", "akinshin_gamma")
 
     def __post_init__(self) -> None:
         self._coerce_values()
 
     def to_frame(self) -> pd.DataFrame:
-        """Return the two effect sizes: columns ``measure, value, magnitude``."""
+        """Return the three effect sizes: columns ``measure, value, magnitude``."""
         return pd.DataFrame(
             {
-                "measure": ["cohens_d", "cliffs_delta"],
-                "value": [float(self.cohens_d), float(self.cliffs_delta)],
-                "magnitude": [self.d_magnitude, self.delta_magnitude],
+                "measure": ["cohens_d", "akinshin_gamma", "cliffs_delta"],
+                "value": [
+                    float(self.cohens_d),
+                    float(self.akinshin_gamma),
+                    float(self.cliffs_delta),
+                ],
+                "magnitude": [self.d_magnitude, self.gamma_magnitude, self.delta_magnitude],
             }
         )
 

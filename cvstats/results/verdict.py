@@ -715,8 +715,10 @@ def effect_size_verdict(res: Any) -> Verdict:
     else:
         better = a if (d > 0) == res.greater_is_better else b
         ahead = f"{better} is ahead on average"
+    gamma = float(np.asarray(res.akinshin_gamma))
     return Verdict(
         f"{ahead} over {res.n_datasets} datasets: Cohen's d = {d:.2f} ({res.d_magnitude}), "
+        f"Akinshin's γ = {gamma:.2f} ({res.gamma_magnitude}), "
         f"Cliff's δ = {delta:.2f} ({res.delta_magnitude}), on {a} - {b}."
     )
 
