@@ -23,6 +23,9 @@ learner best.
   Nemenyi critical difference; :func:`cd_diagram` draws it;
 * :func:`wilcoxon_test`: Wilcoxon signed-rank test for two learners;
 * :func:`pairwise_wilcoxon`: all pairs, Holm-adjusted;
+* :func:`pairwise_matrix`: all pairs as learner × learner matrices (wins, ties and
+  losses within a rope, mean differences, Wilcoxon or Nemenyi p-values, adjusted),
+  with a heatmap;
 * :func:`control_test`: every learner against a control by average ranks
   (Holm, Hochberg or Bonferroni–Dunn);
 * :func:`effect_size`: Cohen's d, Akinshin's γ and Cliff's δ of two learners with their
@@ -58,6 +61,7 @@ from cvstats.results.ranks import (
     ControlResult,
     EffectSizeResult,
     FriedmanResult,
+    PairwiseMatrix,
     PairwiseResult,
     RankReport,
     WilcoxonResult,
@@ -75,6 +79,8 @@ __all__ = [
     "friedman_test",
     "wilcoxon_test",
     "pairwise_wilcoxon",
+    "PairwiseMatrix",
+    "pairwise_matrix",
     "ControlResult",
     "control_test",
     "EffectSizeResult",
@@ -506,6 +512,188 @@ def pairwise_wilcoxon(
         tuple(bool(r) for r in reject),
         correction,
         alpha,
+    )
+
+
+#: The tests of :func:`pairwise_matrix`.
+MATRIX_TESTS = ("wilcoxon", "nemenyi")
+
+
+def _matrix(values: np.ndarray, models: list[str], name: str) -> xr.DataArray:
+    """Return a learner × learner DataArray over ``(model_a, model_b)``."""
+    return xr.DataArray(
+        values,
+        dims=("model_a", "model_b"),
+        coords={"model_a": models, "model_b": models},
+        name=name,
+    )
+
+
+def _upper(values: Sequence[float], k: int, *, fill: float, antisymmetric: bool) -> np.ndarray:
+    """Return a k × k matrix from its upper triangle (pairs in ``combinations`` order)."""
+    out = np.full((k, k), fill, dtype=float)
+    rows, cols = np.triu_indices(k, 1)
+    out[rows, cols] = values
+    out[cols, rows] = -np.asarray(values) if antisymmetric else values
+    return out
+
+
+@_direction_doc
+def pairwise_matrix(
+    table: Any,
+    *,
+    test: str = "wilcoxon",
+    adjust: str | None = None,
+    alpha: float = 0.05,
+    rope: float = 0.0,
+    greater_is_better: bool | None = None,
+    zero_method: str = "wilcox",
+    dataset_dim: Hashable = DATASET_DIM,
+) -> PairwiseMatrix:
+    """Every pair of learners over datasets, as learner × learner matrices.
+
+    For each pair ``(a, b)`` on ``N`` datasets: the datasets where ``a`` is
+    better than ``b`` by more than ``rope``, within ``rope`` of it, or worse
+    (wins, ties, losses), the mean of ``score_a - score_b``, and a two-sided
+    p-value adjusted over the ``k(k-1)/2`` pairs:
+
+    * ``test="wilcoxon"`` (default): Wilcoxon's signed-rank test of the
+      per-dataset differences (:func:`scipy.stats.wilcoxon`, as
+      :func:`pairwise_wilcoxon`), adjusted by ``adjust`` (default Holm's
+      step-down) with :func:`statsmodels.stats.multitest.multipletests`
+      (García & Herrera 2008; Benavoli, Corani & Mangili 2016 recommend it over
+      the rank-based post-hoc tests, whose result for a pair depends on the
+      other learners);
+    * ``test="nemenyi"``: Nemenyi's test of the average Friedman ranks (Demšar
+      2006, §3.2.2), ``q = |R_a - R_b| / sqrt(k(k+1)/(6N))`` referred to the
+      studentized range: the pairs it rejects are those whose ranks differ by
+      at least the critical difference of :func:`friedman_test`. Its p-values
+      are already adjusted for the family (single step): no ``adjust``.
+
+    Shaffer's procedure (García & Herrera 2008, §3) is not offered: neither
+    statsmodels nor scikit-posthocs (0.17) implements it; Holm's is valid
+    whatever the logical relations between the hypotheses, and Shaffer's only
+    gains power from them.
+
+    Parameters
+    ----------
+    %(table)s
+    test : {"wilcoxon", "nemenyi"}, default "wilcoxon"
+        The test of each pair.
+    adjust : str, optional
+        Method of :func:`statsmodels.stats.multitest.multipletests` for the
+        Wilcoxon p-values (default ``"holm"``; ``"bonferroni"``,
+        ``"simes-hochberg"``, ``"fdr_bh"``...). Not for ``test="nemenyi"``.
+    alpha : float, default 0.05
+        Family-wise level.
+    rope : float, default 0
+        Differences within ``±rope`` (table units) count as ties in the
+        wins/ties/losses; the tests ignore it.
+    %(greater_is_better)s
+    zero_method : {"wilcox", "pratt", "zsplit"}, default "wilcox"
+        Treatment of zero differences in the Wilcoxon tests (scipy's).
+    dataset_dim : hashable, default "dataset"
+        The datasets dim of a DataArray or cube, or column of a long table.
+
+    Returns
+    -------
+    PairwiseMatrix
+        Learner × learner DataArrays; ``to_frame()`` has one row per pair,
+        ``plot()`` draws the heatmap.
+
+    Raises
+    ------
+    ArgumentError
+        For an unknown ``test`` or ``adjust``, ``adjust`` with the Nemenyi
+        test, a negative or non-finite ``rope``, or a bad table.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"svm": [0.91, 0.85, 0.78, 0.88, 0.70, 0.93],
+    ...                   "knn": [0.89, 0.86, 0.74, 0.84, 0.69, 0.90],
+    ...                   "nb": [0.80, 0.79, 0.70, 0.81, 0.66, 0.85]})
+    >>> res = pairwise_matrix(t, greater_is_better=True, rope=0.015)
+    >>> res.wins.sel(model_a="svm").values.tolist()
+    [0, 4, 6]
+    >>> res.to_frame()[["model_a", "model_b", "wins", "ties", "losses"]].values.tolist()[0]
+    ['svm', 'knn', 4, 2, 0]
+    """
+    alpha = validate_alpha(alpha)
+    if test not in MATRIX_TESTS:
+        raise ArgumentError(
+            f"pairwise_matrix: `test` must be one of {list(MATRIX_TESTS)}, got {test!r}."
+        )
+    if test == "nemenyi" and adjust is not None:
+        raise ArgumentError(
+            f"pairwise_matrix: `adjust` ({adjust!r}) is for the Wilcoxon tests; Nemenyi's "
+            "p-values are already adjusted for every pair (the studentized range). Drop "
+            "`adjust`, or use test='wilcoxon'."
+        )
+    if isinstance(rope, bool) or not isinstance(rope, int | float | np.floating):
+        raise ArgumentError(f"pairwise_matrix: `rope` must be a number >= 0, got {rope!r}.")
+    if not np.isfinite(rope) or rope < 0:
+        raise ArgumentError(
+            f"pairwise_matrix: `rope` must be finite and >= 0, got {rope!r}; it is the "
+            "half-width of a tie, in the table's units."
+        )
+    frame = _as_frame(table, dataset_dim)
+    greater = direction_of(
+        table, greater_is_better, func="pairwise_matrix", dataset_dim=dataset_dim
+    )
+    models = list(frame.columns)
+    values = frame.to_numpy()
+    N, k = values.shape
+    diff = values[:, :, None] - values[:, None, :]  # (dataset, a, b): score_a - score_b
+    better = diff > rope if greater else diff < -rope
+    worse = diff < -rope if greater else diff > rope
+    wins, losses = better.sum(0), worse.sum(0)
+    ties = N - wins - losses
+    if test == "wilcoxon":
+        adjust = "holm" if adjust is None else adjust
+        pairs = pairwise_wilcoxon(
+            frame,
+            alpha=alpha,
+            correction=adjust,
+            greater_is_better=greater,
+            zero_method=zero_method,
+        )
+        p = [float(t.pvalue) for t in pairs.tests]
+        p_adj = pairs.pvalue_adjusted.values.astype(float)
+        rejected = pairs.reject.values.astype(bool)
+        statistic = np.full((k, k), np.nan)
+        rows, cols = np.triu_indices(k, 1)
+        statistic[rows, cols] = [t.rank_sums[0] for t in pairs.tests]
+        statistic[cols, rows] = [t.rank_sums[1] for t in pairs.tests]
+    else:
+        adjust = "nemenyi"
+        average = friedman_test(frame, greater_is_better=greater, alpha=alpha).average_ranks
+        r = average.to_numpy()
+        rows, cols = np.triu_indices(k, 1)
+        rank_diff = r[cols] - r[rows]  # positive: the row (a) ranks better
+        z = rank_diff / np.sqrt(k * (k + 1) / (6.0 * N))
+        p = np.atleast_1d(kr.nemenyi_pvalue(rank_diff, k, N))
+        p_adj, rejected = p, p <= alpha
+        statistic = _upper(z, k, fill=np.nan, antisymmetric=True)
+    pvalue = _upper(p, k, fill=np.nan, antisymmetric=False)
+    adjusted = _upper(p_adj, k, fill=np.nan, antisymmetric=False)
+    reject = _upper(rejected.astype(float), k, fill=0.0, antisymmetric=False).astype(bool)
+    return PairwiseMatrix(
+        wins=_matrix(wins, models, "wins"),
+        ties=_matrix(ties, models, "ties"),
+        losses=_matrix(losses, models, "losses"),
+        mean_difference=_matrix(diff.mean(0), models, "mean_difference"),
+        statistic=_matrix(statistic, models, "statistic"),
+        pvalue=_matrix(pvalue, models, "pvalue"),
+        pvalue_adjusted=_matrix(adjusted, models, "pvalue_adjusted"),
+        reject=_matrix(reject, models, "reject"),
+        test=test,
+        adjust=adjust,
+        alpha=alpha,
+        rope=float(rope),
+        n_datasets=N,
+        n_models=k,
+        greater_is_better=greater,
     )
 
 
