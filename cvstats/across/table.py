@@ -15,8 +15,9 @@ and name), from which the direction is read (:func:`cvstats.cube.score.recorded_
   :class:`~pandas.Series` with a ``(dataset, model)`` MultiIndex (what
   ``frame.groupby(["dataset", "model"])["accuracy"].mean()`` gives);
 * a 2-d :class:`~xarray.DataArray` over ``(dataset, model)``;
-* a **cube** with a ``dataset`` dim (a loss cube, a compact cube or a score
-  cube of :func:`cvstats.from_arrays`, :func:`cvstats.from_scores` ...): reduced to
+* a **cube** with a ``dataset`` dim (a loss cube, a compact cube or its
+  Dataset, a score cube: :func:`cvstats.from_arrays`, :func:`cvstats.to_compact`,
+  :func:`cvstats.from_scores` ...): reduced to
   the per-dataset cross-validation mean, the mean of the main block's split
   means (the ``estimate`` of every main-block method, e.g.
   :func:`cvstats.corrected_resampled_t`); the other blocks are not used;
@@ -112,6 +113,16 @@ def _score_column(frame: pd.DataFrame, dataset_dim: Hashable) -> Hashable:
     return scores[0]
 
 
+def _source(table: Any) -> Any:
+    """Return the DataArray behind a result or a compact Dataset, else ``table`` itself."""
+    from cvstats.cube.compact import compact_cube, is_compact
+
+    if isinstance(table, xr.Dataset) and is_compact(table):
+        return compact_cube(table)
+    estimate = _single_estimate(table)
+    return table if estimate is None else estimate
+
+
 def _single_estimate(result: Any) -> xr.DataArray | None:
     """Return the estimate of a cvstats result, or None for anything else."""
     from cvstats.results.base import Result
@@ -157,9 +168,7 @@ def table_record(table: Any, dataset_dim: Hashable = DATASET_DIM) -> tuple[Mappi
     CvstatsTypeError
         If ``table`` is not one of the forms of :func:`read_table`.
     """
-    estimate = _single_estimate(table)
-    if estimate is not None:
-        table = estimate
+    table = _source(table)
     if isinstance(table, xr.DataArray):
         return dict(table.attrs), table.name
     if isinstance(table, pd.Series):
@@ -342,8 +351,7 @@ def read_table(table: Any, dataset_dim: Hashable = DATASET_DIM) -> pd.DataFrame:
         If ``table`` is none of these forms.
     """
     attrs, name = table_record(table, dataset_dim)
-    estimate = _single_estimate(table)
-    source = estimate if estimate is not None else table
+    source = _source(table)
     if isinstance(source, xr.DataArray):
         frame = _from_dataarray(source, dataset_dim)
         if SPLIT in source.dims:  # a cube: the reduction says what it recorded

@@ -80,6 +80,8 @@ def test_every_form_gives_the_friedman_test_of_the_means(cube, means):
             means, dims=("dataset", "model"), coords={"dataset": wide.index, "model": MODELS}
         ),
         "cube": cube,
+        "compact cube": cvstats.to_compact(cube),
+        "dask cube": cube.chunk({"dataset": 3}),
         "inference result": est,
         "estimates result": EstimatesResult.from_dataset(xr.Dataset({"mu": est.estimate})),
     }
