@@ -180,7 +180,15 @@ def table_record(table: Any, dataset_dim: Hashable = DATASET_DIM) -> tuple[Mappi
             scores = [c for c in table.columns if c not in (dataset_dim, MODEL_COLUMN)]
             name = scores[0] if len(scores) == 1 else None
         return dict(attrs), name
-    raise CvstatsTypeError(f"`table` must be {_forms(dataset_dim)}; got {type(table).__name__}.")
+    hint = ""
+    if isinstance(getattr(table, "results", None), Mapping):  # a ComparisonTable
+        hint = (
+            " A comparison table holds several methods: pass one of its results, e.g. "
+            "table.results['corrected_resampled_t']."
+        )
+    raise CvstatsTypeError(
+        f"`table` must be {_forms(dataset_dim)}; got {type(table).__name__}.{hint}"
+    )
 
 
 # --------------------------------------------------------------------------

@@ -692,6 +692,11 @@ _ADJUST_NAMES = {
 }
 
 
+def _count(n: int, word: str) -> str:
+    """Return ``"1 win"``, ``"3 wins"``, ``"2 losses"``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}{'es' if word.endswith('s') else 's'}"
+
+
 def adjustment_name(method: str) -> str:
     """Return the name of a ``multipletests`` method in words (``"holm"`` -> ``"Holm"``)."""
     return _ADJUST_NAMES.get(method, method)
@@ -714,10 +719,12 @@ def matrix_verdict(res: Any) -> Verdict:
             ahead = i if res.wins.values[i, j] >= res.losses.values[i, j] else j
         other = j if ahead == i else i
         a, b = models[ahead], models[other]
+        counts = (
+            _count(int(getattr(res, f).values[ahead, other]), word)
+            for f, word in (("wins", "win"), ("ties", "tie"), ("losses", "loss"))
+        )
         record = (
-            f"{a}: {int(res.wins.values[ahead, other])} wins, "
-            f"{int(res.ties.values[ahead, other])} ties, "
-            f"{int(res.losses.values[ahead, other])} losses; mean difference "
+            f"{a}: {', '.join(counts)}; mean difference "
             f"{_g(float(res.mean_difference.values[ahead, other]))}; "
             f"{adjusted} {_p(res.pvalue_adjusted.values[i, j], res.alpha)}"
         )

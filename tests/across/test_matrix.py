@@ -136,7 +136,11 @@ def test_verdict_names_the_learner_ahead():
     res = cvstats.pairwise_matrix(ERRORS, greater_is_better=False)
     lines = str(res.verdict()).splitlines()
     assert len(lines) == 10
-    assert any(line.startswith("rf better than nb (rf: 15 wins") for line in lines)
+    assert any(
+        line.startswith("rf better than nb (rf: 15 wins, 0 ties, 0 losses") for line in lines
+    )
+    one = cvstats.pairwise_matrix(ERRORS.iloc[:6], rope=0.01, greater_is_better=False)
+    assert "rf: 4 wins, 1 tie, 1 loss;" in str(one.verdict())
     assert any(line.startswith("rf vs svm: no evidence of a difference") for line in lines)
 
 

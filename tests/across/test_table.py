@@ -204,6 +204,8 @@ def test_bad_tables_name_the_cells(cube, means):
         cvstats.friedman_test(two, greater_is_better=False)
     with pytest.raises(CvstatsTypeError, match="`table` must be a wide pandas DataFrame"):
         cvstats.friedman_test({"a": [1.0]}, greater_is_better=False)
+    with pytest.raises(CvstatsTypeError, match=r"pass one of its results, e\.g\. table\.results"):
+        cvstats.friedman_test(cvstats.compare(cube), greater_is_better=False)
 
 
 def test_fractions_mixed_with_percentages_of_a_bounded_metric_are_refused():
