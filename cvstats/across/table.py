@@ -221,10 +221,10 @@ def _from_long(frame: pd.DataFrame, dataset_dim: Hashable) -> pd.DataFrame:
         )
     datasets = pd.unique(frame[dataset_dim])
     models = pd.unique(frame[MODEL_COLUMN])
-    wide = (
-        frame.assign(**{str(score): values})
-        .pivot(index=dataset_dim, columns=MODEL_COLUMN, values=score)
-        .reindex(index=datasets, columns=models)
+    frame = frame.copy()
+    frame[score] = values
+    wide = frame.pivot(index=dataset_dim, columns=MODEL_COLUMN, values=score).reindex(
+        index=datasets, columns=models
     )
     missing = wide.isna().to_numpy()
     if missing.any():
