@@ -8,6 +8,8 @@ Layer 6 of cvstats (see ``docs/architecture.md``). What lives here:
 * :mod:`~cvstats.across.kfold_variance` — Bengio & Grandvalet's (2004) K-fold
   covariance components;
 * :mod:`~cvstats.across.conditional` — conditional vs unconditional error;
+* :mod:`~cvstats.across.table` — the one reader of the tables across datasets: wide or long
+  pandas tables, DataArrays, cubes with a ``dataset`` dim, per-dataset results;
 * :mod:`~cvstats.across.ranks` — Friedman, Wilcoxon and critical differences (Demšar, 2006);
 * :mod:`~cvstats.across.bayes_datasets` — the Bayesian sign and signed-rank tests with a
   rope (Benavoli, Corani, Demšar & Zaffalon, 2017);

@@ -11,10 +11,11 @@ p-value. The numbers are those of baycomp's ``SignTest`` and
 equal within Monte Carlo error); the kernels are in
 :mod:`cvstats.kernels.bayes_datasets`. See docs/many-datasets.md.
 
-The input is the table of the rank tests (:mod:`cvstats.across.ranks`):
-datasets × learners, a :class:`pandas.DataFrame` or an
-:class:`xarray.DataArray` with a ``dataset`` dim, whose direction is read
-from the data or given as ``greater_is_better=`` (never assumed).
+The input is the table of the rank tests (:mod:`cvstats.across.ranks`), in
+any form :func:`cvstats.across.table.read_table` reads (a wide or long pandas
+table, a DataArray or cube with a ``dataset`` dim, a method's per-dataset
+result), whose direction is read from the data or given as
+``greater_is_better=`` (never assumed).
 """
 
 from __future__ import annotations
@@ -43,8 +44,10 @@ N_SAMPLES = 50_000
 #: The parameters both tests document alike.
 _FRAGMENTS = {
     "pair": """\
-table : xarray.DataArray or pandas.DataFrame
-    Per-dataset scores or losses, datasets × learners (one number per cell).
+table : pandas.DataFrame or Series, xarray.DataArray, cube or result
+    Per-dataset scores or losses, one number per dataset and learner: a wide
+    or long table, a cube with a ``dataset`` dim or a method's result over
+    ``(dataset, model)`` (:func:`~cvstats.across.table.read_table`).
 a, b : str
     The two learners (``a`` is *left*, ``b`` *right*).""",
     "draws": """\
@@ -59,7 +62,7 @@ greater_is_better : bool, optional
     favours): read from the table (:func:`~cvstats.across.ranks.direction_of`);
     required when the table does not record it, and must agree when it does.
 dataset_dim : hashable, default "dataset"
-    The datasets dim of a DataArray table.""",
+    The datasets dim of a DataArray or cube, or column of a long table.""",
 }
 
 _F = TypeVar("_F", bound=Callable[..., object])
@@ -122,7 +125,7 @@ def _differences(
     frame = checked_table(table, [a, b], dataset_dim=dataset_dim)
     if a == b:
         raise ArgumentError(f"`a` and `b` must be two different learners, got {a!r} twice.")
-    greater = direction_of(table, greater_is_better, func=func)
+    greater = direction_of(table, greater_is_better, func=func, dataset_dim=dataset_dim)
     diff = (frame[b] - frame[a]).to_numpy()
     return (diff if greater else -diff), greater
 

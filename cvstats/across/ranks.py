@@ -2,14 +2,18 @@
 
 See docs/beyond.md and docs/theory.md §8. When the datasets come from different
 populations their errors are not commensurable, so learners are compared
-through their per-dataset ranks. Input: a table of per-dataset estimates,
-an :class:`xarray.DataArray` over ``(dataset, model)`` (e.g.
-``cvstats.corrected_resampled_t(cube).estimate`` for a cube with a
-``dataset`` dim) or a :class:`pandas.DataFrame` with datasets as rows and
-learners as columns. Which way is better is read from the table
-(:func:`direction_of`): the attrs a cube's values carry into a method's
-``estimate`` (a score cube's ``greater_is_better``; a loss cube's attrs), or a
-metric name whose direction is known (``accuracy``, ``roc_auc``, ``neg_*``:
+through their per-dataset ranks. Input: one number per dataset and learner,
+in any form :func:`cvstats.across.table.read_table` reads: a
+:class:`pandas.DataFrame` with datasets as rows and learners as columns, a
+long one (columns ``dataset``, ``model`` and the score), an
+:class:`xarray.DataArray` over ``(dataset, model)``, a cube with a
+``dataset`` dim (its per-dataset CV means) or a method's per-dataset result
+(e.g. ``cvstats.corrected_resampled_t(cube)``: its estimates). Which way is
+better is read from the table (:func:`direction_of`): the attrs a cube's
+values carry into a method's ``estimate`` (a score cube's
+``greater_is_better``; a loss cube's attrs), or a metric name whose
+direction is known (a long table's score column, a DataArray's name or the
+attr ``metric``: ``accuracy``, ``roc_auc``, ``neg_*``:
 larger is better; ``zero_one``, ``log_loss``, ``mse``: smaller is better).
 When the table does not say, every function refuses and asks for
 ``greater_is_better=``: a rank test run the wrong way round names the worst
@@ -19,9 +23,13 @@ learner best.
   Nemenyi critical difference; :func:`cd_diagram` draws it;
 * :func:`wilcoxon_test`: Wilcoxon signed-rank test for two learners;
 * :func:`pairwise_wilcoxon`: all pairs, Holm-adjusted;
+* :func:`pairwise_matrix`: all pairs as learner × learner matrices (wins, ties and
+  losses within a rope, mean differences, Wilcoxon or Nemenyi p-values, adjusted),
+  with a heatmap;
 * :func:`control_test`: every learner against a control by average ranks
   (Holm, Hochberg or Bonferroni–Dunn);
-* :func:`effect_size`: Cohen's d and Cliff's δ of two learners with their magnitudes;
+* :func:`effect_size`: Cohen's d, Akinshin's γ and Cliff's δ of two learners with their
+  magnitudes;
 * :func:`rank_report`: the rank-based results beside the per-dataset
   corrected tests (counts of significant wins and losses).
 
@@ -32,6 +40,7 @@ The results (:class:`FriedmanResult`, :class:`WilcoxonResult`,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from itertools import combinations
 from typing import Any, TypeVar
@@ -42,6 +51,7 @@ import scipy
 import xarray as xr
 
 from cvstats._deprecation import renamed_argument
+from cvstats.across.table import DATASET_DIM, read_table, table_record
 from cvstats.cube.checks import validate_alpha
 from cvstats.cube.score import recorded_direction
 from cvstats.errors import ArgumentError, CvstatsTypeError
@@ -51,6 +61,7 @@ from cvstats.results.ranks import (
     ControlResult,
     EffectSizeResult,
     FriedmanResult,
+    PairwiseMatrix,
     PairwiseResult,
     RankReport,
     WilcoxonResult,
@@ -68,6 +79,8 @@ __all__ = [
     "friedman_test",
     "wilcoxon_test",
     "pairwise_wilcoxon",
+    "PairwiseMatrix",
+    "pairwise_matrix",
     "ControlResult",
     "control_test",
     "EffectSizeResult",
@@ -78,12 +91,16 @@ __all__ = [
 
 _F = TypeVar("_F", bound=Callable[..., object])
 
-#: Default name of the datasets dim of a DataArray table.
-DATASET_DIM = "dataset"
-
 
 #: The direction options of every rank function, documented once.
 _DIRECTION_FRAGMENTS = {
+    "table": """\
+table : pandas.DataFrame or Series, xarray.DataArray, cube or result
+    One score or loss per dataset and learner: a wide table (datasets ×
+    learners), a long one (columns ``dataset``, ``model`` and the score), a
+    DataArray over ``(dataset, model)``, a cube with a ``dataset`` dim (its
+    per-dataset CV means) or a method's result over ``(dataset, model)``
+    (its estimates); see :func:`~cvstats.across.table.read_table`.""",
     "greater_is_better": """\
 greater_is_better : bool, optional
     Whether a larger value is better (it decides the ranks, the wins and which
@@ -97,50 +114,18 @@ higher_is_better : bool, optional
 
 
 def _direction_doc(func: _F) -> _F:
-    """Fill the ``%(greater_is_better)s`` and ``%(higher_is_better)s`` lines of a docstring."""
+    """Fill the ``%(table)s``, ``%(greater_is_better)s`` and ``%(higher_is_better)s`` lines."""
     if func.__doc__:
         func.__doc__ = fill_docstring(func.__doc__, _DIRECTION_FRAGMENTS)
     return func
 
 
 def _as_frame(table: Any, dataset_dim: Hashable) -> pd.DataFrame:
-    """Return the table as a checked DataFrame, datasets × learners (string labels)."""
-    if isinstance(table, pd.DataFrame):
-        frame = table.copy()
-    elif isinstance(table, xr.DataArray):
-        if table.ndim != 2 or dataset_dim not in table.dims:
-            raise ArgumentError(
-                f"`table` must be a 2-d DataArray over ({dataset_dim!r}, <learners>), got dims "
-                f"{tuple(table.dims)}; select one element of the other dims, or pass "
-                "`dataset_dim`."
-            )
-        other = next(d for d in table.dims if d != dataset_dim)
-        table = table.drop_vars([c for c in table.coords if c not in table.dims])
-        frame = table.transpose(dataset_dim, other).to_pandas()
-    else:
-        raise CvstatsTypeError(
-            "`table` must be an xarray.DataArray over (dataset, model) or a pandas DataFrame "
-            f"(datasets x learners), got {type(table).__name__}."
-        )
-    frame.columns = [str(c) for c in frame.columns]
-    if frame.columns.duplicated().any():
-        raise ArgumentError(f"`table` has duplicate learner names: {list(frame.columns)}.")
-    try:
-        frame = frame.astype(float)
-    except (TypeError, ValueError) as e:
-        raise ArgumentError(f"`table` must hold numbers: {e}") from e
-    if frame.shape[0] < 2 or frame.shape[1] < 2:
-        raise ArgumentError(
-            f"`table` needs at least 2 datasets and 2 learners, got shape {frame.shape}."
-        )
-    if not np.isfinite(frame.to_numpy()).all():
-        raise ArgumentError(
-            "`table` must be finite: every learner needs a score on every dataset (drop "
-            "the datasets or learners with NaN first)."
-        )
-    return frame
+    """Return the table as a checked DataFrame, datasets × learners (:func:`read_table`)."""
+    return read_table(table, dataset_dim)
 
 
+@_direction_doc
 def checked_table(
     table: Any, models: Sequence[str] = (), *, dataset_dim: Hashable = DATASET_DIM
 ) -> pd.DataFrame:
@@ -151,12 +136,11 @@ def checked_table(
 
     Parameters
     ----------
-    table : xarray.DataArray or pandas.DataFrame
-        Per-dataset estimates, datasets × learners.
+    %(table)s
     models : sequence of str
         Learners that must be columns of the table.
     dataset_dim : hashable, default "dataset"
-        The datasets dim of a DataArray table.
+        The datasets dim of a DataArray or cube, or column of a long table.
 
     Returns
     -------
@@ -180,6 +164,7 @@ def direction_of(
     name: str = "table",
     higher_is_better: bool | None = None,
     func: str = "direction_of",
+    dataset_dim: Hashable = DATASET_DIM,
 ) -> bool:
     """Return whether a larger value of ``table`` is better: as given, or as the data record it.
 
@@ -187,11 +172,12 @@ def direction_of(
     attrs of a DataArray (a score cube's ``greater_is_better``, kept on the
     ``estimate`` of every method run on it; the attrs of a loss cube) or of a
     DataFrame (``DataFrame.attrs``), else the metric's name (the attr
-    ``metric`` or the DataArray's name) when its direction is known.
+    ``metric``, the DataArray's or Series' name, a long table's score column)
+    when its direction is known (:func:`cvstats.across.table.table_record`).
 
     Parameters
     ----------
-    table : xarray.DataArray, pandas.DataFrame or a result
+    table : xarray.DataArray, pandas.DataFrame or Series, or a result
         The data (a result is read through its ``estimate``).
     greater_is_better : bool, optional
         The direction, when the data do not record it; when they do, it must agree.
@@ -201,6 +187,8 @@ def direction_of(
         Old name of ``greater_is_better`` (FutureWarning).
     func : str
         The calling function, for messages.
+    dataset_dim : hashable, default "dataset"
+        The datasets column of a long table.
 
     Returns
     -------
@@ -228,17 +216,13 @@ def direction_of(
         raise ArgumentError(
             f"{func}: `greater_is_better` must be True or False, got {greater_is_better!r}."
         )
-    if isinstance(table, xr.DataArray | pd.DataFrame):
-        data = table
-    elif isinstance(getattr(table, "estimate", None), xr.DataArray):
-        data = table.estimate
-    else:
+    try:
+        attrs, label = table_record(table, dataset_dim)
+    except CvstatsTypeError:
         raise CvstatsTypeError(
-            f"{func}: `{name}` must be an xarray.DataArray, a pandas DataFrame or a result with "
-            f"an `estimate`, got {type(table).__name__}."
-        )
-    attrs = getattr(data, "attrs", {})
-    label = getattr(data, "name", None) if isinstance(data, xr.DataArray) else None
+            f"{func}: `{name}` must be an xarray.DataArray, a pandas DataFrame or Series or a "
+            f"result with an `estimate`, got {type(table).__name__}."
+        ) from None
     recorded = recorded_direction(attrs if isinstance(attrs, Mapping) else {}, label)
     if recorded is None:
         if greater_is_better is None:
@@ -276,11 +260,10 @@ def rank_table(
 
     Parameters
     ----------
-    table : xarray.DataArray or pandas.DataFrame
-        Per-dataset scores, datasets × learners.
+    %(table)s
     %(greater_is_better)s
     dataset_dim : hashable, default "dataset"
-        The datasets dim of a DataArray table.
+        The datasets dim of a DataArray or cube, or column of a long table.
     %(higher_is_better)s
 
     Returns
@@ -290,7 +273,11 @@ def rank_table(
     """
     frame = _as_frame(table, dataset_dim)
     greater = direction_of(
-        table, greater_is_better, higher_is_better=higher_is_better, func="rank_table"
+        table,
+        greater_is_better,
+        higher_is_better=higher_is_better,
+        func="rank_table",
+        dataset_dim=dataset_dim,
     )
     ranks = kr.rank_scores(frame.to_numpy(), greater_is_better=greater)
     return pd.DataFrame(ranks, index=frame.index, columns=frame.columns)
@@ -324,15 +311,14 @@ def friedman_test(
 
     Parameters
     ----------
-    table : xarray.DataArray or pandas.DataFrame
-        Per-dataset estimates, datasets × learners.
+    %(table)s
     %(greater_is_better)s
     alpha : float, default 0.05
         Level of the critical difference.
     tie_correction : bool, default False
         Divide ``χ²_F`` by the ties factor as :func:`scipy.stats.friedmanchisquare`.
     dataset_dim : hashable, default "dataset"
-        The datasets dim of a DataArray table.
+        The datasets dim of a DataArray or cube, or column of a long table.
     %(higher_is_better)s
 
     Returns
@@ -350,7 +336,11 @@ def friedman_test(
     alpha = validate_alpha(alpha)
     frame = _as_frame(table, dataset_dim)
     greater = direction_of(
-        table, greater_is_better, higher_is_better=higher_is_better, func="friedman_test"
+        table,
+        greater_is_better,
+        higher_is_better=higher_is_better,
+        func="friedman_test",
+        dataset_dim=dataset_dim,
     )
     ranks = rank_table(frame, greater_is_better=greater)
     N, k = ranks.shape
@@ -423,8 +413,7 @@ def wilcoxon_test(
 
     Parameters
     ----------
-    table : xarray.DataArray or pandas.DataFrame
-        Per-dataset estimates, datasets × learners.
+    %(table)s
     a, b : str
         The two learners.
     %(greater_is_better)s
@@ -433,7 +422,7 @@ def wilcoxon_test(
     alternative : {"two-sided", "less", "greater"}
         scipy's alternative on ``score_a - score_b``.
     dataset_dim : hashable, default "dataset"
-        The datasets dim of a DataArray table.
+        The datasets dim of a DataArray or cube, or column of a long table.
     %(higher_is_better)s
 
     Returns
@@ -443,7 +432,11 @@ def wilcoxon_test(
     frame = _as_frame(table, dataset_dim)
     _check_models(frame, [a, b])
     greater = direction_of(
-        table, greater_is_better, higher_is_better=higher_is_better, func="wilcoxon_test"
+        table,
+        greater_is_better,
+        higher_is_better=higher_is_better,
+        func="wilcoxon_test",
+        dataset_dim=dataset_dim,
     )
     diff = (frame[a] - frame[b]).to_numpy()
     stat, p, wins, ties, losses, sums = _wilcoxon(diff, greater, zero_method, alternative)
@@ -477,8 +470,7 @@ def pairwise_wilcoxon(
 
     Parameters
     ----------
-    table : xarray.DataArray or pandas.DataFrame
-        Per-dataset estimates, datasets × learners.
+    %(table)s
     alpha : float, default 0.05
         Family-wise level.
     correction : str, default "holm"
@@ -487,7 +479,7 @@ def pairwise_wilcoxon(
     zero_method : {"wilcox", "pratt", "zsplit"}, default "wilcox"
         Treatment of zero differences.
     dataset_dim : hashable, default "dataset"
-        The datasets dim of a DataArray table.
+        The datasets dim of a DataArray or cube, or column of a long table.
     %(higher_is_better)s
 
     Returns
@@ -499,7 +491,11 @@ def pairwise_wilcoxon(
     alpha = validate_alpha(alpha)
     frame = _as_frame(table, dataset_dim)
     greater = direction_of(
-        table, greater_is_better, higher_is_better=higher_is_better, func="pairwise_wilcoxon"
+        table,
+        greater_is_better,
+        higher_is_better=higher_is_better,
+        func="pairwise_wilcoxon",
+        dataset_dim=dataset_dim,
     )
     tests = tuple(
         wilcoxon_test(frame, a, b, greater_is_better=greater, zero_method=zero_method)
@@ -516,6 +512,188 @@ def pairwise_wilcoxon(
         tuple(bool(r) for r in reject),
         correction,
         alpha,
+    )
+
+
+#: The tests of :func:`pairwise_matrix`.
+MATRIX_TESTS = ("wilcoxon", "nemenyi")
+
+
+def _matrix(values: np.ndarray, models: list[str], name: str) -> xr.DataArray:
+    """Return a learner × learner DataArray over ``(model_a, model_b)``."""
+    return xr.DataArray(
+        values,
+        dims=("model_a", "model_b"),
+        coords={"model_a": models, "model_b": models},
+        name=name,
+    )
+
+
+def _upper(values: Sequence[float], k: int, *, fill: float, antisymmetric: bool) -> np.ndarray:
+    """Return a k × k matrix from its upper triangle (pairs in ``combinations`` order)."""
+    out = np.full((k, k), fill, dtype=float)
+    rows, cols = np.triu_indices(k, 1)
+    out[rows, cols] = values
+    out[cols, rows] = -np.asarray(values) if antisymmetric else values
+    return out
+
+
+@_direction_doc
+def pairwise_matrix(
+    table: Any,
+    *,
+    test: str = "wilcoxon",
+    adjust: str | None = None,
+    alpha: float = 0.05,
+    rope: float = 0.0,
+    greater_is_better: bool | None = None,
+    zero_method: str = "wilcox",
+    dataset_dim: Hashable = DATASET_DIM,
+) -> PairwiseMatrix:
+    """Every pair of learners over datasets, as learner × learner matrices.
+
+    For each pair ``(a, b)`` on ``N`` datasets: the datasets where ``a`` is
+    better than ``b`` by more than ``rope``, within ``rope`` of it, or worse
+    (wins, ties, losses), the mean of ``score_a - score_b``, and a two-sided
+    p-value adjusted over the ``k(k-1)/2`` pairs:
+
+    * ``test="wilcoxon"`` (default): Wilcoxon's signed-rank test of the
+      per-dataset differences (:func:`scipy.stats.wilcoxon`, as
+      :func:`pairwise_wilcoxon`), adjusted by ``adjust`` (default Holm's
+      step-down) with :func:`statsmodels.stats.multitest.multipletests`
+      (García & Herrera 2008; Benavoli, Corani & Mangili 2016 recommend it over
+      the rank-based post-hoc tests, whose result for a pair depends on the
+      other learners);
+    * ``test="nemenyi"``: Nemenyi's test of the average Friedman ranks (Demšar
+      2006, §3.2.2), ``q = |R_a - R_b| / sqrt(k(k+1)/(6N))`` referred to the
+      studentized range: the pairs it rejects are those whose ranks differ by
+      at least the critical difference of :func:`friedman_test`. Its p-values
+      are already adjusted for the family (single step): no ``adjust``.
+
+    Shaffer's procedure (García & Herrera 2008, §3) is not offered: neither
+    statsmodels nor scikit-posthocs (0.17) implements it; Holm's is valid
+    whatever the logical relations between the hypotheses, and Shaffer's only
+    gains power from them.
+
+    Parameters
+    ----------
+    %(table)s
+    test : {"wilcoxon", "nemenyi"}, default "wilcoxon"
+        The test of each pair.
+    adjust : str, optional
+        Method of :func:`statsmodels.stats.multitest.multipletests` for the
+        Wilcoxon p-values (default ``"holm"``; ``"bonferroni"``,
+        ``"simes-hochberg"``, ``"fdr_bh"``...). Not for ``test="nemenyi"``.
+    alpha : float, default 0.05
+        Family-wise level.
+    rope : float, default 0
+        Differences within ``±rope`` (table units) count as ties in the
+        wins/ties/losses; the tests ignore it.
+    %(greater_is_better)s
+    zero_method : {"wilcox", "pratt", "zsplit"}, default "wilcox"
+        Treatment of zero differences in the Wilcoxon tests (scipy's).
+    dataset_dim : hashable, default "dataset"
+        The datasets dim of a DataArray or cube, or column of a long table.
+
+    Returns
+    -------
+    PairwiseMatrix
+        Learner × learner DataArrays; ``to_frame()`` has one row per pair,
+        ``plot()`` draws the heatmap.
+
+    Raises
+    ------
+    ArgumentError
+        For an unknown ``test`` or ``adjust``, ``adjust`` with the Nemenyi
+        test, a negative or non-finite ``rope``, or a bad table.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"svm": [0.91, 0.85, 0.78, 0.88, 0.70, 0.93],
+    ...                   "knn": [0.89, 0.86, 0.74, 0.84, 0.69, 0.90],
+    ...                   "nb": [0.80, 0.79, 0.70, 0.81, 0.66, 0.85]})
+    >>> res = pairwise_matrix(t, greater_is_better=True, rope=0.015)
+    >>> res.wins.sel(model_a="svm").values.tolist()
+    [0, 4, 6]
+    >>> res.to_frame()[["model_a", "model_b", "wins", "ties", "losses"]].values.tolist()[0]
+    ['svm', 'knn', 4, 2, 0]
+    """
+    alpha = validate_alpha(alpha)
+    if test not in MATRIX_TESTS:
+        raise ArgumentError(
+            f"pairwise_matrix: `test` must be one of {list(MATRIX_TESTS)}, got {test!r}."
+        )
+    if test == "nemenyi" and adjust is not None:
+        raise ArgumentError(
+            f"pairwise_matrix: `adjust` ({adjust!r}) is for the Wilcoxon tests; Nemenyi's "
+            "p-values are already adjusted for every pair (the studentized range). Drop "
+            "`adjust`, or use test='wilcoxon'."
+        )
+    if isinstance(rope, bool) or not isinstance(rope, int | float | np.floating):
+        raise ArgumentError(f"pairwise_matrix: `rope` must be a number >= 0, got {rope!r}.")
+    if not np.isfinite(rope) or rope < 0:
+        raise ArgumentError(
+            f"pairwise_matrix: `rope` must be finite and >= 0, got {rope!r}; it is the "
+            "half-width of a tie, in the table's units."
+        )
+    frame = _as_frame(table, dataset_dim)
+    greater = direction_of(
+        table, greater_is_better, func="pairwise_matrix", dataset_dim=dataset_dim
+    )
+    models = list(frame.columns)
+    values = frame.to_numpy()
+    N, k = values.shape
+    diff = values[:, :, None] - values[:, None, :]  # (dataset, a, b): score_a - score_b
+    better = diff > rope if greater else diff < -rope
+    worse = diff < -rope if greater else diff > rope
+    wins, losses = better.sum(0), worse.sum(0)
+    ties = N - wins - losses
+    if test == "wilcoxon":
+        adjust = "holm" if adjust is None else adjust
+        pairs = pairwise_wilcoxon(
+            frame,
+            alpha=alpha,
+            correction=adjust,
+            greater_is_better=greater,
+            zero_method=zero_method,
+        )
+        p = [float(t.pvalue) for t in pairs.tests]
+        p_adj = pairs.pvalue_adjusted.values.astype(float)
+        rejected = pairs.reject.values.astype(bool)
+        statistic = np.full((k, k), np.nan)
+        rows, cols = np.triu_indices(k, 1)
+        statistic[rows, cols] = [t.rank_sums[0] for t in pairs.tests]
+        statistic[cols, rows] = [t.rank_sums[1] for t in pairs.tests]
+    else:
+        adjust = "nemenyi"
+        average = friedman_test(frame, greater_is_better=greater, alpha=alpha).average_ranks
+        r = average.to_numpy()
+        rows, cols = np.triu_indices(k, 1)
+        rank_diff = r[cols] - r[rows]  # positive: the row (a) ranks better
+        z = rank_diff / np.sqrt(k * (k + 1) / (6.0 * N))
+        p = np.atleast_1d(kr.nemenyi_pvalue(rank_diff, k, N))
+        p_adj, rejected = p, p <= alpha
+        statistic = _upper(z, k, fill=np.nan, antisymmetric=True)
+    pvalue = _upper(p, k, fill=np.nan, antisymmetric=False)
+    adjusted = _upper(p_adj, k, fill=np.nan, antisymmetric=False)
+    reject = _upper(rejected.astype(float), k, fill=0.0, antisymmetric=False).astype(bool)
+    return PairwiseMatrix(
+        wins=_matrix(wins, models, "wins"),
+        ties=_matrix(ties, models, "ties"),
+        losses=_matrix(losses, models, "losses"),
+        mean_difference=_matrix(diff.mean(0), models, "mean_difference"),
+        statistic=_matrix(statistic, models, "statistic"),
+        pvalue=_matrix(pvalue, models, "pvalue"),
+        pvalue_adjusted=_matrix(adjusted, models, "pvalue_adjusted"),
+        reject=_matrix(reject, models, "reject"),
+        test=test,
+        adjust=adjust,
+        alpha=alpha,
+        rope=float(rope),
+        n_datasets=N,
+        n_models=k,
+        greater_is_better=greater,
     )
 
 
@@ -549,8 +727,7 @@ def control_test(
 
     Parameters
     ----------
-    table : xarray.DataArray or pandas.DataFrame
-        Per-dataset estimates, datasets × learners.
+    %(table)s
     control : str
         The learner the others are compared with.
     adjust : {"holm", "hochberg", "bonferroni"}, default "holm"
@@ -560,7 +737,7 @@ def control_test(
         Family-wise level.
     %(greater_is_better)s
     dataset_dim : hashable, default "dataset"
-        The datasets dim of a DataArray table.
+        The datasets dim of a DataArray or cube, or column of a long table.
 
     Returns
     -------
@@ -591,7 +768,7 @@ def control_test(
             f"control_test: `control` {control!r} is not a learner of the table; choose from "
             f"{list(frame.columns)}."
         )
-    greater = direction_of(table, greater_is_better, func="control_test")
+    greater = direction_of(table, greater_is_better, func="control_test", dataset_dim=dataset_dim)
     ranks = rank_table(frame, greater_is_better=greater)
     N, k = ranks.shape
     average = pd.Series(kr.friedman(ranks.to_numpy()).average_ranks, index=ranks.columns)
@@ -625,10 +802,17 @@ def control_test(
 COHEN_D_MAGNITUDES = (0.2, 0.5, 0.8)
 #: Upper bounds of |δ| for "negligible", "small", "medium" (Romano et al. 2006); above: "large".
 CLIFF_DELTA_MAGNITUDES = (0.147, 0.33, 0.474)
+#: Upper bounds of |γ| (Akinshin 2020): Cohen's, since γ estimates d for normal data.
+AKINSHIN_GAMMA_MAGNITUDES = COHEN_D_MAGNITUDES
 
 
 def _magnitude(value: float, bounds: Sequence[float]) -> str:
-    """Return the magnitude of ``|value|`` against the upper bounds of the first three levels."""
+    """Return the magnitude of ``|value|`` against the upper bounds of the first three levels.
+
+    ``"undefined"`` for NaN (Akinshin's γ of columns without spread).
+    """
+    if np.isnan(value):
+        return "undefined"
     levels = ("negligible", "small", "medium", "large")
     return levels[int(np.searchsorted(np.asarray(bounds), abs(value), side="right"))]
 
@@ -642,29 +826,38 @@ def effect_size(
     greater_is_better: bool | None = None,
     dataset_dim: Hashable = DATASET_DIM,
 ) -> EffectSizeResult:
-    """Cohen's d and Cliff's δ of learners ``a`` and ``b`` over datasets, as autorank reports.
+    """Cohen's d, Akinshin's γ and Cliff's δ of ``a`` and ``b`` over datasets, as autorank reports.
 
     With ``x`` the scores of ``a`` and ``y`` those of ``b`` on the ``N`` datasets
     (each column taken as a sample, as autorank does)::
 
-        d = (mean(x) - mean(y)) / s_p,   s_p² = ((N-1) s_x² + (N-1) s_y²) / (2N - 2)
+        d = (mean(x) - mean(y)) / s_p,       s_p² = ((N-1) s_x² + (N-1) s_y²) / (2N - 2)
+        γ = (median(x) - median(y)) / m_p,   m_p² = ((N-1) m_x² + (N-1) m_y²) / (2N - 2)
         δ = P(x_i > y_j) - P(x_i < y_j)   over all N² pairs (i, j)
 
-    ``s_x²``, ``s_y²`` the unbiased variances; ``δ = 2U/N² - 1`` with ``U`` the
-    Mann–Whitney statistic of :func:`scipy.stats.mannwhitneyu`. Magnitudes:
-    ``|d|`` < 0.2 negligible, < 0.5 small, < 0.8 medium, else large (Cohen 1988);
-    ``|δ|`` < 0.147 negligible, < 0.33 small, < 0.474 medium, else large
-    (Romano, Kromrey, Coraggio & Skowronek 2006).
+    ``s_x²``, ``s_y²`` the unbiased variances; ``m_x``, ``m_y`` the median
+    absolute deviations scaled to estimate a normal standard deviation
+    (:func:`scipy.stats.median_abs_deviation` with ``scale="normal"``, the
+    factor 1.4826); ``δ = 2U/N² - 1`` with ``U`` the Mann–Whitney statistic of
+    :func:`scipy.stats.mannwhitneyu`. γ is Akinshin's (2020, "Nonparametric
+    Cohen's d-consistent effect size") robust Cohen's d, in the form autorank
+    computes it (sample medians; Akinshin uses Harrell–Davis quantile
+    estimates): it equals d for normal data and is what autorank reports when
+    the scores are not normal. Magnitudes: ``|d|`` and ``|γ|`` < 0.2
+    negligible, < 0.5 small, < 0.8 medium, else large (Cohen 1988); ``|δ|`` <
+    0.147 negligible, < 0.33 small, < 0.474 medium, else large (Romano,
+    Kromrey, Coraggio & Skowronek 2006). When both median absolute deviations
+    are zero (more than half of each column's values equal), γ is NaN and its
+    magnitude ``"undefined"``.
 
     Parameters
     ----------
-    table : xarray.DataArray or pandas.DataFrame
-        Per-dataset estimates, datasets × learners.
+    %(table)s
     a, b : str
         The two learners; both effects are signed as ``a - b``.
     %(greater_is_better)s
     dataset_dim : hashable, default "dataset"
-        The datasets dim of a DataArray table.
+        The datasets dim of a DataArray or cube, or column of a long table.
 
     Returns
     -------
@@ -682,10 +875,12 @@ def effect_size(
     >>> res = effect_size(t, "a", "b", greater_is_better=True)
     >>> round(float(res.cohens_d), 4), float(res.cliffs_delta), res.delta_magnitude
     (0.7746, 0.4375, 'medium')
+    >>> round(float(res.akinshin_gamma), 4), res.gamma_magnitude
+    (0.6745, 'medium')
     """
     frame = _as_frame(table, dataset_dim)
     _check_models(frame, [a, b])
-    greater = direction_of(table, greater_is_better, func="effect_size")
+    greater = direction_of(table, greater_is_better, func="effect_size", dataset_dim=dataset_dim)
     x, y = frame[a].to_numpy(), frame[b].to_numpy()
     N = x.size
     if np.ptp(x) == 0 and np.ptp(y) == 0:
@@ -696,6 +891,9 @@ def effect_size(
         )
     pooled = np.sqrt(((N - 1) * x.var(ddof=1) + (N - 1) * y.var(ddof=1)) / (2 * N - 2))
     d = float((x.mean() - y.mean()) / pooled)
+    mad = scipy.stats.median_abs_deviation(np.stack([x, y]), axis=1, scale="normal")
+    pooled_mad = np.sqrt(((N - 1) * mad[0] ** 2 + (N - 1) * mad[1] ** 2) / (2 * N - 2))
+    gamma = float((np.median(x) - np.median(y)) / pooled_mad) if pooled_mad > 0 else math.nan
     u = scipy.stats.mannwhitneyu(x, y, alternative="two-sided").statistic
     delta = float(2.0 * u / (N * N) - 1.0)
     return EffectSizeResult(
@@ -703,8 +901,10 @@ def effect_size(
         model_b=str(b),
         cohens_d=d,
         cliffs_delta=delta,
+        akinshin_gamma=gamma,
         d_magnitude=_magnitude(d, COHEN_D_MAGNITUDES),
         delta_magnitude=_magnitude(delta, CLIFF_DELTA_MAGNITUDES),
+        gamma_magnitude=_magnitude(gamma, AKINSHIN_GAMMA_MAGNITUDES),
         n_datasets=N,
         greater_is_better=greater,
     )
@@ -827,9 +1027,7 @@ def rank_report(
 
     Parameters
     ----------
-    table : xarray.DataArray or pandas.DataFrame
-        Per-dataset estimates, datasets × learners (e.g.
-        ``cvstats.corrected_resampled_t(cube).estimate``).
+    %(table)s
     per_dataset : InferenceResult, ComparisonTable or mapping, optional
         Per-dataset tests of the pairwise contrasts of the same metric (e.g.
         ``cvstats.corrected_resampled_t(cvstats.pairwise(cube))`` or
@@ -870,7 +1068,11 @@ def rank_report(
     alpha = validate_alpha(alpha)
     frame = _as_frame(table, dataset_dim)
     greater = direction_of(
-        table, greater_is_better, higher_is_better=higher_is_better, func="rank_report"
+        table,
+        greater_is_better,
+        higher_is_better=higher_is_better,
+        func="rank_report",
+        dataset_dim=dataset_dim,
     )
     fried = friedman_test(frame, greater_is_better=greater, alpha=alpha, dataset_dim=dataset_dim)
     pairs = pairwise_wilcoxon(frame, alpha=alpha, greater_is_better=greater)

@@ -29,6 +29,7 @@ __all__ = [
     "friedman",
     "nemenyi_q",
     "nemenyi_critical_difference",
+    "nemenyi_pvalue",
 ]
 
 
@@ -179,3 +180,25 @@ def nemenyi_critical_difference(k: int, N: int, alpha: float = 0.05) -> float:
     if int(N) != N or N < 1:
         raise ArgumentError(f"`N` (number of datasets) must be an int >= 1, got {N!r}.")
     return nemenyi_q(k, alpha) * float(np.sqrt(k * (k + 1) / (6.0 * N)))
+
+
+def nemenyi_pvalue(rank_difference: ArrayLike, k: int, N: int) -> np.ndarray:
+    """Nemenyi p-value of a difference of average ranks (Demšar 2006, §3.2.2).
+
+    ``q = |R_a - R_b| / sqrt(k(k+1)/(6N))`` is referred to the studentized range
+    of ``k`` means with infinite degrees of freedom, as the critical difference
+    is: ``p = P(Q_{k,∞} >= q sqrt(2))``, so ``p <= α`` exactly when
+    ``|R_a - R_b| >= CD`` (:func:`nemenyi_critical_difference`). The p-value is
+    already adjusted for the ``k(k-1)/2`` pairs (single step).
+
+    Examples
+    --------
+    >>> round(float(nemenyi_pvalue(1.254, 4, 14)), 3)
+    0.05
+    """
+    if int(k) != k or k < 2:
+        raise ArgumentError(f"`k` (number of learners) must be an int >= 2, got {k!r}.")
+    if int(N) != N or N < 1:
+        raise ArgumentError(f"`N` (number of datasets) must be an int >= 1, got {N!r}.")
+    q = np.abs(np.asarray(rank_difference, dtype=float)) / np.sqrt(k * (k + 1) / (6.0 * N))
+    return np.asarray(scipy.stats.studentized_range.sf(q * np.sqrt(2.0), int(k), np.inf))[()]

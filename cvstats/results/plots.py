@@ -1,10 +1,12 @@
-"""Pictures of results that several result classes share: forest plots (matplotlib).
+"""Pictures of results that several result classes share: forest plots, heatmaps (matplotlib).
 
 :func:`forest_plot` draws one interval per row of a results frame (an
 :class:`~cvstats.results.inference.InferenceResult`'s, a comparison table's);
 :func:`estimates_plot` draws one quantity of an
 :class:`~cvstats.results.estimates.EstimatesResult` with its intervals, ``ρ̂``
-against ``ρ0 = n2/(n1 + n2)`` for :func:`~cvstats.across.rho.fit_rho`.
+against ``ρ0 = n2/(n1 + n2)`` for :func:`~cvstats.across.rho.fit_rho`;
+:func:`pairwise_heatmap` draws the learner × learner matrix of a
+:class:`~cvstats.results.ranks.PairwiseMatrix`.
 :mod:`cvstats.reporting.plots` re-exports them. matplotlib is imported when a
 picture is drawn, never at import.
 """
@@ -18,7 +20,7 @@ import pandas as pd
 
 from cvstats.errors import ArgumentError
 
-__all__ = ["estimates_plot", "forest_plot"]
+__all__ = ["estimates_plot", "forest_plot", "pairwise_heatmap"]
 
 # a quantity of an estimates result, its reference value and what it means
 _REFERENCES = {
@@ -246,5 +248,64 @@ def plan_plot(result: Any, kind: str = "width", *, ax: Any = None) -> Any:
     ax.set_title(f"{result.title}: {result.loss}", fontsize=9)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize="small")
+    ax.figure.tight_layout()
+    return ax
+
+
+def pairwise_heatmap(result: Any, *, ax: Any = None) -> Any:
+    """Draw a :class:`~cvstats.results.ranks.PairwiseMatrix` as a learner × learner heatmap.
+
+    Each cell compares its row learner with its column learner: the colour is
+    the row's mean advantage over the datasets (the mean difference, negated
+    for a loss, so that a positive, blue cell means the row is better), and the
+    text gives the row's wins/ties/losses and the adjusted p-value, starred
+    when the pair differs at the family-wise level.
+
+    Parameters
+    ----------
+    result : PairwiseMatrix
+        From :func:`~cvstats.across.ranks.pairwise_matrix`.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; default a new figure sized to the learners.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    import matplotlib.pyplot as plt
+
+    models = result.models
+    k = len(models)
+    sign = 1.0 if result.greater_is_better else -1.0
+    advantage = sign * np.asarray(result.mean_difference, dtype=float)
+    np.fill_diagonal(advantage, np.nan)
+    top = float(np.nanmax(np.abs(advantage))) if k > 1 else 0.0
+    top = top if top > 0 else 1.0
+    if ax is None:
+        size = 1.0 + 1.1 * k
+        _, ax = plt.subplots(figsize=(size + 1.5, size))
+    image = ax.imshow(advantage, cmap="RdBu", vmin=-top, vmax=top)
+    wins, ties, losses = (np.asarray(getattr(result, f)) for f in ("wins", "ties", "losses"))
+    p, reject = np.asarray(result.pvalue_adjusted, dtype=float), np.asarray(result.reject)
+    for i in range(k):
+        for j in range(k):
+            if i == j:
+                continue
+            star = "*" if reject[i, j] else ""
+            text = f"{wins[i, j]}/{ties[i, j]}/{losses[i, j]}\np = {p[i, j]:.2g}{star}"
+            dark = abs(advantage[i, j]) > 0.6 * top
+            ax.text(j, i, text, ha="center", va="center", fontsize=8,
+                    color="white" if dark else "black")  # fmt: skip
+    ax.set_xticks(range(k), models, rotation=45, ha="right")
+    ax.set_yticks(range(k), models)
+    ax.set_xlabel("column learner")
+    ax.set_ylabel("row learner")
+    bar = ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    bar.set_label("mean advantage of the row (table units)")
+    ax.set_title(
+        f"row vs column: wins/ties/losses and p ({result._how()})\n"
+        f"* the pair differs at family-wise α = {result.alpha:g}",
+        fontsize=9,
+    )
     ax.figure.tight_layout()
     return ax

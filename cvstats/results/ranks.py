@@ -23,9 +23,11 @@ from cvstats.errors import CvstatsTypeError
 from cvstats.results.base import Result
 from cvstats.results.verdict import (
     Verdict,
+    adjustment_name,
     control_verdict,
     effect_size_verdict,
     friedman_verdict,
+    matrix_verdict,
     pairwise_verdict,
     rank_report_verdict,
     wilcoxon_verdict,
@@ -40,6 +42,8 @@ __all__ = [
     "EFFECT_SIZE_FRAME_COLUMNS",
     "EffectSizeResult",
     "FriedmanResult",
+    "MATRIX_FRAME_COLUMNS",
+    "PairwiseMatrix",
     "WilcoxonResult",
     "PairwiseResult",
     "RankReport",
@@ -63,6 +67,19 @@ WILCOXON_FRAME_COLUMNS = (
 PAIRWISE_FRAME_COLUMNS = (*WILCOXON_FRAME_COLUMNS, "pvalue_adjusted", "reject")
 #: Columns of :meth:`ControlResult.to_frame`, after ``model``.
 CONTROL_FRAME_COLUMNS = ("rank_difference", "statistic", "pvalue", "pvalue_adjusted", "reject")
+#: Columns of :meth:`PairwiseMatrix.to_frame`: one row per pair of learners.
+MATRIX_FRAME_COLUMNS = (
+    "model_a",
+    "model_b",
+    "wins",
+    "ties",
+    "losses",
+    "mean_difference",
+    "statistic",
+    "pvalue",
+    "pvalue_adjusted",
+    "reject",
+)
 #: Columns of :meth:`EffectSizeResult.to_frame`.
 EFFECT_SIZE_FRAME_COLUMNS = ("measure", "value", "magnitude")
 
@@ -435,9 +452,12 @@ class EffectSizeResult(Result):
         Cohen's d with the pooled standard deviation (0-d).
     cliffs_delta : xarray.DataArray
         Cliff's δ = P(a > b) - P(a < b) over all pairs of datasets (0-d).
-    d_magnitude, delta_magnitude : str
+    akinshin_gamma : xarray.DataArray
+        Akinshin's (2020) γ: the difference of the medians over the pooled
+        normal-scaled median absolute deviation (0-d; NaN when that is 0).
+    d_magnitude, delta_magnitude, gamma_magnitude : str
         ``"negligible"``, ``"small"``, ``"medium"`` or ``"large"`` (Cohen 1988;
-        Romano et al. 2006).
+        Romano et al. 2006; γ on Cohen's bounds), ``"undefined"`` for a NaN γ.
     n_datasets : int
         ``N``.
     greater_is_better : bool
@@ -448,24 +468,30 @@ class EffectSizeResult(Result):
     model_b: str
     cohens_d: xr.DataArray
     cliffs_delta: xr.DataArray
+    akinshin_gamma: xr.DataArray
     d_magnitude: str
     delta_magnitude: str
+    gamma_magnitude: str
     n_datasets: int
     greater_is_better: bool
 
     frame_columns: ClassVar[tuple[str, ...]] = EFFECT_SIZE_FRAME_COLUMNS
-    value_fields: ClassVar[tuple[str, ...]] = ("cohens_d", "cliffs_delta")
+    value_fields: ClassVar[tuple[str, ...]] = ("cohens_d", "cliffs_delta", "akinshin_gamma")
 
     def __post_init__(self) -> None:
         self._coerce_values()
 
     def to_frame(self) -> pd.DataFrame:
-        """Return the two effect sizes: columns ``measure, value, magnitude``."""
+        """Return the three effect sizes: columns ``measure, value, magnitude``."""
         return pd.DataFrame(
             {
-                "measure": ["cohens_d", "cliffs_delta"],
-                "value": [float(self.cohens_d), float(self.cliffs_delta)],
-                "magnitude": [self.d_magnitude, self.delta_magnitude],
+                "measure": ["cohens_d", "akinshin_gamma", "cliffs_delta"],
+                "value": [
+                    float(self.cohens_d),
+                    float(self.akinshin_gamma),
+                    float(self.cliffs_delta),
+                ],
+                "magnitude": [self.d_magnitude, self.gamma_magnitude, self.delta_magnitude],
             }
         )
 
@@ -478,6 +504,139 @@ class EffectSizeResult(Result):
 
     def _display_details(self) -> list[str]:
         return [f"{self.model_a} - {self.model_b}; greater is better: {self.greater_is_better}"]
+
+
+#: The row and column dims of the matrices of :class:`PairwiseMatrix`.
+MATRIX_DIMS = ("model_a", "model_b")
+
+
+@dataclass(frozen=True, repr=False)
+class PairwiseMatrix(Result):
+    """Every pair of learners over datasets: wins, ties, losses, differences and adjusted p.
+
+    Every value is a learner × learner DataArray over ``(model_a, model_b)``
+    (the row learner against the column learner, table order); the diagonal
+    holds no comparison (``N`` ties, a zero difference, NaN p-values).
+
+    Attributes
+    ----------
+    wins, ties, losses : xarray.DataArray
+        Datasets where the row learner is better than the column learner by
+        more than ``rope``, within ``rope`` of it, worse by more than ``rope``
+        (int; ``wins`` is the transpose of ``losses``).
+    mean_difference : xarray.DataArray
+        Mean over datasets of ``row - column``, in the table's units
+        (antisymmetric).
+    statistic : xarray.DataArray
+        ``test="wilcoxon"``: the sum of the signed ranks of the datasets where
+        the row learner is better (Demšar's 2006 ``R+``, zero differences
+        dropped; scipy's two-sided statistic is the smaller of the ``[a, b]``
+        and ``[b, a]`` cells). ``test="nemenyi"``: ``z = (R_col - R_row) /
+        sqrt(k(k+1)/(6N))`` of the average ranks, positive when the row ranks
+        better. Either way the larger of a cell and its transpose names the
+        learner ahead.
+    pvalue : xarray.DataArray
+        Two-sided p-value of the pair (symmetric): Wilcoxon's signed-rank test
+        (:func:`scipy.stats.wilcoxon`) or Nemenyi's (studentized range, already
+        adjusted for the family).
+    pvalue_adjusted : xarray.DataArray
+        The p-values adjusted over the ``k(k-1)/2`` pairs (``adjust``); the
+        Nemenyi p-values as they are.
+    reject : xarray.DataArray
+        Whether the pair differs at family-wise level ``alpha`` (bool).
+    test : str
+        ``"wilcoxon"`` or ``"nemenyi"``.
+    adjust : str
+        Method of :func:`statsmodels.stats.multitest.multipletests` (``"holm"``),
+        or ``"nemenyi"`` for the Nemenyi test's own single-step adjustment.
+    alpha : float
+        Family-wise level.
+    rope : float
+        Half-width of the ties of ``wins``/``ties``/``losses`` (table units).
+    n_datasets, n_models : int
+        ``N`` and ``k``.
+    greater_is_better : bool
+        Whether a larger value is better (who wins).
+    """
+
+    wins: xr.DataArray
+    ties: xr.DataArray
+    losses: xr.DataArray
+    mean_difference: xr.DataArray
+    statistic: xr.DataArray
+    pvalue: xr.DataArray
+    pvalue_adjusted: xr.DataArray
+    reject: xr.DataArray
+    test: str
+    adjust: str
+    alpha: float
+    rope: float
+    n_datasets: int
+    n_models: int
+    greater_is_better: bool
+
+    frame_columns: ClassVar[tuple[str, ...]] = MATRIX_FRAME_COLUMNS
+    value_fields: ClassVar[tuple[str, ...]] = MATRIX_FRAME_COLUMNS[2:]
+
+    def __post_init__(self) -> None:
+        self._coerce_values()
+
+    @property
+    def models(self) -> list[str]:
+        """The learners, in table order."""
+        return [str(m) for m in self.wins[MATRIX_DIMS[0]].values]
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per pair ``(a, b)``, ``a`` before ``b`` in table order.
+
+        Columns ``model_a, model_b, wins, ties, losses, mean_difference,
+        statistic, pvalue, pvalue_adjusted, reject`` (the ``[a, b]`` cells).
+        """
+        models = self.models
+        rows = []
+        for i, j in combinations(range(len(models)), 2):
+            cells = [getattr(self, f).values[i, j] for f in self.value_fields]
+            rows.append((models[i], models[j], *(c.item() for c in cells)))
+        return pd.DataFrame(rows, columns=list(MATRIX_FRAME_COLUMNS))
+
+    def _frame_dims(self, frame: pd.DataFrame) -> list[str]:
+        return []
+
+    def plot(self, ax: Any = None) -> Any:
+        """Heatmap of the pairs (:func:`~cvstats.results.plots.pairwise_heatmap`)."""
+        from cvstats.results.plots import pairwise_heatmap
+
+        return pairwise_heatmap(self, ax=ax)
+
+    def verdict(self) -> Verdict:
+        """Return the pairs in words (:func:`~cvstats.results.verdict.matrix_verdict`)."""
+        return matrix_verdict(self)
+
+    def _how(self) -> str:
+        """Return the test and its adjustment in words."""
+        if self.adjust == "nemenyi":
+            return "Nemenyi tests"
+        return f"Wilcoxon signed-rank tests, {adjustment_name(self.adjust)}-adjusted"
+
+    def _caption(self) -> str:
+        return (
+            f"All pairs of {self.n_models} learners over {self.n_datasets} datasets: {self._how()}"
+        )
+
+    def _summary_info(self) -> list[tuple[str, str]]:
+        return [
+            ("Tests:", self._how()),
+            ("Datasets:", str(self.n_datasets)),
+            ("Family-wise alpha:", f"{self.alpha:g}"),
+            ("Ties within:", f"{self.rope:g}"),
+        ]
+
+    def _display_details(self) -> list[str]:
+        better = "larger" if self.greater_is_better else "smaller"
+        return [
+            f"{self.n_models * (self.n_models - 1) // 2} pairs, family-wise α = {self.alpha:g}; "
+            f"wins: {better} value, ties within {self.rope:g}"
+        ]
 
 
 @dataclass(frozen=True, repr=False)

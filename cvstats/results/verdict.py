@@ -26,6 +26,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
+from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -678,6 +679,62 @@ def pairwise_verdict(res: Any) -> Verdict:
     return Verdict("\n".join(lines))
 
 
+#: The names of statsmodels' ``multipletests`` methods in words.
+_ADJUST_NAMES = {
+    "holm": "Holm",
+    "bonferroni": "Bonferroni",
+    "simes-hochberg": "Hochberg",
+    "hommel": "Hommel",
+    "sidak": "Šidák",
+    "holm-sidak": "Holm–Šidák",
+    "fdr_bh": "Benjamini–Hochberg",
+    "fdr_by": "Benjamini–Yekutieli",
+}
+
+
+def _count(n: int, word: str) -> str:
+    """Return ``"1 win"``, ``"3 wins"``, ``"2 losses"``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}{'es' if word.endswith('s') else 's'}"
+
+
+def adjustment_name(method: str) -> str:
+    """Return the name of a ``multipletests`` method in words (``"holm"`` -> ``"Holm"``)."""
+    return _ADJUST_NAMES.get(method, method)
+
+
+def matrix_verdict(res: Any) -> Verdict:
+    """Return the verdict of the all-pairs matrix: one line per pair of learners.
+
+    A pair that differs at the family-wise level names the learner ahead by the
+    test's own statistic (the larger signed-rank sum, or the better average
+    rank), with its wins, ties and losses and the mean difference.
+    """
+    models = res.models
+    adjusted = "Nemenyi" if res.adjust == "nemenyi" else f"{adjustment_name(res.adjust)}-adjusted"
+    lines = []
+    for i, j in combinations(range(len(models)), 2):
+        stat = np.asarray(res.statistic)
+        ahead = i if stat[i, j] > stat[j, i] else j
+        if stat[i, j] == stat[j, i]:
+            ahead = i if res.wins.values[i, j] >= res.losses.values[i, j] else j
+        other = j if ahead == i else i
+        a, b = models[ahead], models[other]
+        counts = (
+            _count(int(getattr(res, f).values[ahead, other]), word)
+            for f, word in (("wins", "win"), ("ties", "tie"), ("losses", "loss"))
+        )
+        record = (
+            f"{a}: {', '.join(counts)}; mean difference "
+            f"{_g(float(res.mean_difference.values[ahead, other]))}; "
+            f"{adjusted} {_p(res.pvalue_adjusted.values[i, j], res.alpha)}"
+        )
+        if bool(res.reject.values[i, j]):
+            lines.append(f"{a} better than {b} ({record}).")
+        else:
+            lines.append(f"{models[i]} vs {models[j]}: no evidence of a difference ({record}).")
+    return Verdict("\n".join(lines))
+
+
 #: The adjustments of comparisons against a control, as the verdict names them.
 _CONTROL_ADJUST = {"holm": "Holm", "hochberg": "Hochberg", "bonferroni": "Bonferroni–Dunn"}
 
@@ -715,8 +772,10 @@ def effect_size_verdict(res: Any) -> Verdict:
     else:
         better = a if (d > 0) == res.greater_is_better else b
         ahead = f"{better} is ahead on average"
+    gamma = float(np.asarray(res.akinshin_gamma))
     return Verdict(
         f"{ahead} over {res.n_datasets} datasets: Cohen's d = {d:.2f} ({res.d_magnitude}), "
+        f"Akinshin's γ = {gamma:.2f} ({res.gamma_magnitude}), "
         f"Cliff's δ = {delta:.2f} ({res.delta_magnitude}), on {a} - {b}."
     )
 

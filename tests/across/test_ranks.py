@@ -215,7 +215,7 @@ def test_cd_diagram_draws():
 
 
 def test_errors(datasets_cube):
-    with pytest.raises(CvstatsTypeError, match="`table` must be an xarray.DataArray"):
+    with pytest.raises(CvstatsTypeError, match="`table` must be a wide pandas DataFrame"):
         friedman_test([[1, 2], [3, 4]], greater_is_better=False)
     with pytest.raises(ArgumentError, match="2-d DataArray over"):
         friedman_test(xr.DataArray(np.ones((2, 2, 2)), dims=("dataset", "model", "x")))

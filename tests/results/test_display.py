@@ -138,6 +138,7 @@ WITH_PLOT = {
     "bayes_contrasts",
     "friedman",
     "rank_report",
+    "pairwise_matrix",
     "plan",
     *(label for label, cls in CLASSES.items() if cls is EstimatesResult),
 }
@@ -163,6 +164,8 @@ def key_numbers(obj) -> list[str]:
         return [f"{float(obj.pvalue_adjusted[0]):.4g}"]
     if isinstance(obj, cvstats.EffectSizeResult):
         return [f"{float(obj.cohens_d):.4g}", f"{float(obj.cliffs_delta):.4g}"]
+    if isinstance(obj, cvstats.PairwiseMatrix):
+        return [f"{obj.to_frame()['pvalue_adjusted'].iloc[0]:.4g}"]
     if isinstance(obj, cvstats.ControlResult):
         return [f"{float(obj.statistic[0]):.4g}", f"{float(obj.pvalue_adjusted[0]):.4g}"]
     if isinstance(obj, BayesianDatasetsResult):

@@ -113,6 +113,7 @@ def across_results(cube, models, fit_r_models=None):
         "pairwise": pairwise_wilcoxon(est),
         "control": cvstats.control_test(est, models[0]),
         "effect_size": cvstats.effect_size(est, *models),
+        "pairwise_matrix": cvstats.pairwise_matrix(est, rope=0.05),
         "rank_report": rank_report(est, cvstats.corrected_resampled_t(cvstats.pairwise(cube))),
         "winner": winner_table(repeated, conditional, tuple(models)),
         "fit_lemma1": cvstats.fit_lemma1(T, "dataset", "split"),
@@ -135,6 +136,7 @@ ACROSS_CLASSES = {
     "pairwise": PairwiseResult,
     "control": cvstats.ControlResult,
     "effect_size": cvstats.EffectSizeResult,
+    "pairwise_matrix": cvstats.PairwiseMatrix,
     "rank_report": RankReport,
     "winner": WinnerTable,
     "fit_lemma1": EstimatesResult,
@@ -229,6 +231,7 @@ WITH_PLOT = {  # InferenceResult: a forest plot (issue 15)
     "bayes_scalar",
     "friedman",
     "rank_report",
+    "pairwise_matrix",
     "inference",
     "inference_0d",
     "inference_5x2",
@@ -609,6 +612,7 @@ def test_reexports_keep_old_imports():
         "PairwiseResult",
         "ControlResult",
         "EffectSizeResult",
+        "PairwiseMatrix",
         "RankReport",
     ):
         assert getattr(ranks, name) is getattr(rranks, name) is getattr(cvstats, name)
