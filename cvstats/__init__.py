@@ -42,6 +42,7 @@ from cvstats.options import get_options, set_options
 #: ``cvstats.designs`` binds ``designs``, the module).
 _LAZY: dict[str, tuple[str, ...]] = {
     "cvstats.designs": (),
+    "cvstats.across.auto": ("ChosenTest", "DatasetsComparison", "choose_test", "compare_datasets"),
     "cvstats.across.bayes_datasets": (
         "BayesianDatasetsResult",
         "bayesian_sign_test",
@@ -206,6 +207,10 @@ __all__ = [
     "RankReport",
     "WilcoxonResult",
     "BayesianDatasetsResult",
+    "ChosenTest",
+    "DatasetsComparison",
+    "choose_test",
+    "compare_datasets",
     "bayesian_correlated_t",
     "bayesian_sign_test",
     "bayesian_signed_rank_test",

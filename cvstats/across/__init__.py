@@ -9,6 +9,8 @@ Layer 6 of cvstats (see ``docs/architecture.md``). What lives here:
   covariance components;
 * :mod:`~cvstats.across.conditional` — conditional vs unconditional error;
 * :mod:`~cvstats.across.ranks` — Friedman, Wilcoxon and critical differences (Demšar, 2006);
+* :mod:`~cvstats.across.auto` — the automatic choice of test as autorank's (Herbold, 2020)
+  and ``compare_datasets``, the one report across datasets;
 * :mod:`~cvstats.across.bayes_datasets` — the Bayesian sign and signed-rank tests with a
   rope (Benavoli, Corani, Demšar & Zaffalon, 2017);
 * :mod:`~cvstats.across.plan` — planning an experiment from a pilot (how many splits for

@@ -138,6 +138,7 @@ WITH_PLOT = {
     "bayes_contrasts",
     "friedman",
     "rank_report",
+    "compare_datasets",
     "plan",
     *(label for label, cls in CLASSES.items() if cls is EstimatesResult),
 }
@@ -165,6 +166,10 @@ def key_numbers(obj) -> list[str]:
         return [f"{float(obj.cohens_d):.4g}", f"{float(obj.cliffs_delta):.4g}"]
     if isinstance(obj, cvstats.ControlResult):
         return [f"{float(obj.statistic[0]):.4g}", f"{float(obj.pvalue_adjusted[0]):.4g}"]
+    if isinstance(obj, cvstats.ChosenTest):
+        return [f"{float(obj.pvalue):.4g}"]
+    if isinstance(obj, cvstats.DatasetsComparison):
+        return [f"{float(obj.average_rank[0]):.4g}"]
     if isinstance(obj, BayesianDatasetsResult):
         return [f"{float(obj.p_left):.4g}", f"{float(obj.p_right):.4g}"]
     if isinstance(obj, RankReport):
