@@ -82,6 +82,11 @@ def _checked(table: Any, greater_is_better: bool | None, dataset_dim: Hashable, 
     return frame, greater
 
 
+def _over_models(values: Any, models: list[str], name: str) -> xr.DataArray:
+    """Per-learner values as a DataArray over ``model``."""
+    return xr.DataArray(np.asarray(values), dims=("model",), coords={"model": models}, name=name)
+
+
 def _fmt(p: float) -> str:
     return f"{p:.3g}"
 
@@ -236,9 +241,9 @@ def _choose(frame: pd.DataFrame, greater: bool, alpha: float, tie_correction: bo
     return ChosenTest(
         test=test,
         posthoc=posthoc,
-        normality_statistic=over_models(w, "normality_statistic"),
-        normality_pvalue=over_models(p, "normality_pvalue"),
-        normal=over_models(normal, "normal"),
+        normality_statistic=_over_models(w, models, "normality_statistic"),
+        normality_pvalue=_over_models(p, models, "normality_pvalue"),
+        normal=_over_models(normal, models, "normal"),
         all_normal=all_normal,
         homogeneity_test=h_name,
         homogeneity_statistic=h_stat,
@@ -444,18 +449,13 @@ def compare_datasets(
         for m in others
     )
 
-    def over_models(values: pd.Series, name: str) -> xr.DataArray:
-        return xr.DataArray(
-            values[order].to_numpy(float), dims=("model",), coords={"model": order}, name=name
-        )
-
     return DatasetsComparison(
         choice=choice,
         friedman=friedman,
         reference=reference,
-        average_rank=over_models(friedman.average_ranks, "average_rank"),
-        mean=over_models(frame.mean(), "mean"),
-        median=over_models(frame.median(), "median"),
+        average_rank=_over_models(friedman.average_ranks[order], order, "average_rank"),
+        mean=_over_models(frame.mean()[order], order, "mean"),
+        median=_over_models(frame.median()[order], order, "median"),
         effect_sizes=effects,
         bayesian=posteriors,
         rope=float(posteriors[0].rope),
