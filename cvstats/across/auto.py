@@ -418,7 +418,7 @@ def compare_datasets(
     ...                     "c": rng.normal(0.70, 0.05, 10)})
     >>> res = compare_datasets(acc, rope=0.01, n_samples=2000, seed=0, greater_is_better=True)
     >>> res.reference, res.choice.test
-    ('a', 'rm_anova')
+    ('a', 'friedman')
     """
     alpha = validate_alpha(alpha)
     frame, greater = _checked(table, greater_is_better, dataset_dim, "compare_datasets")

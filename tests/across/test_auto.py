@@ -433,6 +433,13 @@ def test_bad_inputs():
         compare_datasets(good, seed=-1, greater_is_better=True)
     with pytest.raises(ArgumentError, match="alpha"):
         choose_test(good, alpha=1.5, greater_is_better=True)
+    # two learners equal on every dataset: the choice runs, the Bayesian test needs a rope
+    twins = good.assign(d=good["a"])
+    assert choose_test(twins, greater_is_better=True).n_models == 4
+    with pytest.raises(ArgumentError, match="same score on every dataset and `rope` = 0"):
+        compare_datasets(twins, reference="a", greater_is_better=True)
+    res = compare_datasets(twins, reference="a", rope=0.01, n_samples=300, greater_is_better=True)
+    assert res.to_frame().set_index("model").loc["d", "p_rope"] == 1.0
 
 
 def test_direction_is_read_from_the_table():
