@@ -221,10 +221,21 @@ class ChosenTest(Result):
         """Return the choice and its outcome in words: one line per decision."""
         return Verdict("\n".join(self.reasons))
 
-    def _caption(self) -> str:
+    @property
+    def label(self) -> str:
+        """The chosen test and its post-hoc test in words, e.g. ``"Friedman test + Nemenyi test"``.
+
+        Returns
+        -------
+        str
+        """
         post = f" + {TEST_NAMES[self.posthoc]}" if self.posthoc else ""
+        return f"{TEST_NAMES[self.test]}{post}"
+
+    def _caption(self) -> str:
+        label = self.label
         return (
-            f"Chosen test: {TEST_NAMES[self.test]}{post}, N = {self.n_datasets} datasets, "
+            f"{label[0].upper()}{label[1:]}, chosen for N = {self.n_datasets} datasets, "
             f"k = {self.n_models} learners"
         )
 
@@ -402,7 +413,7 @@ class DatasetsComparison(Result):
     def _caption(self) -> str:
         return (
             f"Comparison over {self.n_datasets} datasets of {self.n_models} learners: "
-            f"{self.choice._caption().removeprefix('Chosen test: ').split(',')[0]}"
+            f"{self.choice.label}"
         )
 
     def _summary_info(self, **options: Any) -> list[tuple[str, str]]:
