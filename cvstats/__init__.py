@@ -42,6 +42,7 @@ from cvstats.options import get_options, set_options
 #: ``cvstats.designs`` binds ``designs``, the module).
 _LAZY: dict[str, tuple[str, ...]] = {
     "cvstats.designs": (),
+    "cvstats.across.auto": ("ChosenTest", "DatasetsComparison", "choose_test", "compare_datasets"),
     "cvstats.across.bayes_datasets": (
         "BayesianDatasetsResult",
         "bayesian_sign_test",
@@ -211,6 +212,10 @@ _NAMES = [
     "RankReport",
     "WilcoxonResult",
     "BayesianDatasetsResult",
+    "ChosenTest",
+    "DatasetsComparison",
+    "choose_test",
+    "compare_datasets",
     "bayesian_sign_test",
     "bayesian_signed_rank_test",
     "cd_diagram",

@@ -11,6 +11,8 @@ Layer 6 of cvstats (see ``docs/architecture.md``). What lives here:
 * :mod:`~cvstats.across.table` — the one reader of the tables across datasets: wide or long
   pandas tables, DataArrays, cubes with a ``dataset`` dim, per-dataset results;
 * :mod:`~cvstats.across.ranks` — Friedman, Wilcoxon and critical differences (Demšar, 2006);
+* :mod:`~cvstats.across.auto` — the automatic choice of test as autorank's (Herbold, 2020)
+  and ``compare_datasets``, the one report across datasets;
 * :mod:`~cvstats.across.bayes_datasets` — the Bayesian sign and signed-rank tests with a
   rope (Benavoli, Corani, Demšar & Zaffalon, 2017);
 * :mod:`~cvstats.across.plan` — planning an experiment from a pilot (how many splits for

@@ -20,6 +20,9 @@ and ``_repr_html_``, :class:`~cvstats.results.base.Display`).
 * :mod:`~cvstats.results.inference` — :class:`InferenceResult`;
 * :mod:`~cvstats.results.bayes` — :class:`BayesianResult`;
 * :mod:`~cvstats.results.ranks` — Friedman, Wilcoxon, pairwise and rank reports;
+* :mod:`~cvstats.results.auto` — :class:`~cvstats.results.auto.ChosenTest` and
+  :class:`~cvstats.results.auto.DatasetsComparison`, the automatic choice of test and the
+  report across datasets;
 * :mod:`~cvstats.results.bayes_datasets` — :class:`BayesianDatasetsResult`, the Bayesian
   sign and signed-rank tests across datasets;
 * :mod:`~cvstats.results.conditional` — :class:`WinnerTable`;

@@ -12,7 +12,8 @@ import cvstats
 #: added here only together with its documentation; none is ever removed silently.
 #: Added since: ``from_scores``, ``from_cv_results`` (score cubes, issue 14); ``describe``,
 #: ``CubeDescription`` (what a cube holds, issue 15); ``plan``, ``PlanResult`` (planning an
-#: experiment from a pilot, issue 17).
+#: experiment from a pilot, issue 17); ``choose_test``, ``ChosenTest``, ``compare_datasets``,
+#: ``DatasetsComparison`` (the automatic choice of test and the report across datasets, issue 28).
 FROZEN = (
     "ArgumentError",
     "get_options",
@@ -42,6 +43,10 @@ FROZEN = (
     "ZeroVarianceWarning",
     "__version__",
     "BayesianDatasetsResult",
+    "ChosenTest",
+    "DatasetsComparison",
+    "choose_test",
+    "compare_datasets",
     "bayesian_correlated_t",
     "bayesian_sign_test",
     "bayesian_signed_rank_test",

@@ -139,6 +139,7 @@ WITH_PLOT = {
     "friedman",
     "rank_report",
     "pairwise_matrix",
+    "compare_datasets",
     "plan",
     *(label for label, cls in CLASSES.items() if cls is EstimatesResult),
 }
@@ -168,6 +169,10 @@ def key_numbers(obj) -> list[str]:
         return [f"{obj.to_frame()['pvalue_adjusted'].iloc[0]:.4g}"]
     if isinstance(obj, cvstats.ControlResult):
         return [f"{float(obj.statistic[0]):.4g}", f"{float(obj.pvalue_adjusted[0]):.4g}"]
+    if isinstance(obj, cvstats.ChosenTest):
+        return [f"{float(obj.pvalue):.4g}"]
+    if isinstance(obj, cvstats.DatasetsComparison):
+        return [f"{float(obj.average_rank[0]):.4g}"]
     if isinstance(obj, BayesianDatasetsResult):
         return [f"{float(obj.p_left):.4g}", f"{float(obj.p_right):.4g}"]
     if isinstance(obj, RankReport):
