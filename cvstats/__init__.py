@@ -47,6 +47,10 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "bayesian_sign_test",
         "bayesian_signed_rank_test",
     ),
+    "cvstats.across.hierarchical": (
+        "HierarchicalResult",
+        "bayesian_hierarchical_test",
+    ),
     "cvstats.across.conditional": (
         "WinnerTable",
         "cv_bias",
@@ -206,7 +210,9 @@ __all__ = [
     "RankReport",
     "WilcoxonResult",
     "BayesianDatasetsResult",
+    "HierarchicalResult",
     "bayesian_correlated_t",
+    "bayesian_hierarchical_test",
     "bayesian_sign_test",
     "bayesian_signed_rank_test",
     "bayle_cv",

@@ -129,6 +129,7 @@ CLASSES = {
 WITH_PLOT = {
     "bayes_sign",
     "bayes_signed_rank",
+    "hierarchical",
     "inference_0d",
     "bayes_0d",
     "inference_scalar",
@@ -165,6 +166,8 @@ def key_numbers(obj) -> list[str]:
         return [f"{float(obj.cohens_d):.4g}", f"{float(obj.cliffs_delta):.4g}"]
     if isinstance(obj, cvstats.ControlResult):
         return [f"{float(obj.statistic[0]):.4g}", f"{float(obj.pvalue_adjusted[0]):.4g}"]
+    if isinstance(obj, cvstats.HierarchicalResult):
+        return [f"{float(obj.p_rope):.4g}", f"{float(obj.mean_right):.4g}"]
     if isinstance(obj, BayesianDatasetsResult):
         return [f"{float(obj.p_left):.4g}", f"{float(obj.p_right):.4g}"]
     if isinstance(obj, RankReport):
