@@ -2,7 +2,7 @@
 
 Corani, Benavoli, Demšar, Mangili & Zaffalon (2017), "Statistical comparison of
 classifiers through Bayesian hierarchical modelling", Machine Learning 106,
-§3 (the model, eqs. 2–5) with the priors of baycomp's ``HierarchicalTest``.
+§3 (the model) with the priors of baycomp's ``HierarchicalTest``.
 On dataset ``i`` the ``n_i`` fold differences ``x_i`` (positive: the right
 learner better) are
 

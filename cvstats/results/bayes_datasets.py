@@ -236,7 +236,7 @@ class HierarchicalResult(Result):
     p_left, p_rope, p_right : xarray.DataArray
         For a new dataset: the posterior probability that each region is the
         most probable one for its difference ``δ_new ~ t_ν(μ0, σ0)`` (the share
-        of draws in which it has the largest ``θ``; Corani et al. 2017, §3.3,
+        of draws in which it has the largest ``θ``; Corani et al. 2017, §3,
         and baycomp's ``HierarchicalTest``).
     mean_left, mean_rope, mean_right : xarray.DataArray
         Posterior probabilities that the mean difference ``μ0`` lies below,
@@ -396,7 +396,7 @@ class HierarchicalResult(Result):
         ----------
         kind : {"simplex", "new", "mean"}, default "simplex"
             ``"simplex"``: each draw's ``(θ_left, θ_rope, θ_right)`` for a new
-            dataset in the triangle of Corani et al. (2017, Fig. 5) (the share
+            dataset in the triangle of Corani et al. (2017, §3) (the share
             of points in a region is ``p_left``, ``p_rope``, ``p_right``);
             ``"new"``: the posterior density of a new dataset's difference
             ``δ_new`` with the rope shaded; ``"mean"``: that of ``μ0``.

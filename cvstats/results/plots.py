@@ -266,7 +266,7 @@ def simplex_plot(
 
     Each draw is a point of the triangle whose corners are *left* (bottom
     left), *rope* (top) and *right* (bottom right) (Benavoli, Corani, Demšar &
-    Zaffalon 2017, JMLR 18(77), §4, Fig. 4); the lines from the centre split it
+    Zaffalon 2017, JMLR 18(77), §4–5); the lines from the centre split it
     into the regions where each ``θ`` is the largest, so the share of points in
     a region is the probability that it is the most probable one.
 

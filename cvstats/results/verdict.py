@@ -658,7 +658,7 @@ def hierarchical_verdict(res: Any) -> Verdict:
 
     The new-dataset probabilities as :func:`bayes_datasets_verdict` says them,
     then those of the mean difference ``μ0``, and a warning when the chains did
-    not converge (Corani et al. 2017, §3.3).
+    not converge (Corani et al. 2017, §3).
     """
     first = bayes_datasets_verdict(res)
     mean = res.probabilities("mean")
