@@ -40,7 +40,7 @@ QUICK: dict[str, Any] = {"draws": 2000, "baycomp_draws": 500}
 TARGET_RATIO = 0.05
 #: baycomp seconds per effective draw measured side by side (docs/benchmarks.md), used when
 #: pystan is missing.
-RECORDED_BAYCOMP_S_PER_ESS = 0.060
+RECORDED_BAYCOMP_S_PER_ESS = 0.037
 
 
 def _scores(datasets: int, folds: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

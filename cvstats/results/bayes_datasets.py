@@ -365,15 +365,14 @@ class HierarchicalResult(Result):
         pandas.DataFrame
             Columns :data:`HIERARCHICAL_FRAME_COLUMNS`.
         """
-        extra = {
+        row: dict[str, Any] = {
             "max_rhat": float(self.diagnostics["rhat"].max()),
             "min_ess": float(self.diagnostics[["ess_bulk", "ess_tail"]].min().min()),
         }
-        row = {
-            c: extra[c] if c in extra else float(v) if c in self.value_fields else v
-            for c in HIERARCHICAL_FRAME_COLUMNS
-            for v in [extra.get(c) if c in extra else getattr(self, c)]
-        }
+        for c in HIERARCHICAL_FRAME_COLUMNS:
+            if c not in row:
+                value = getattr(self, c)
+                row[c] = float(value) if c in self.value_fields else value
         return pd.DataFrame([row], columns=list(HIERARCHICAL_FRAME_COLUMNS))
 
     def _caption(self) -> str:

@@ -195,7 +195,6 @@ def test_matches_an_independent_random_walk_metropolis():
     )
     se = rwm.std(axis=1, ddof=1) / math.sqrt(chains)  # independent chains
     ours_se = np.array([mcmc.mcse_mean(s) for s in series])
-    print(ours, rwm.mean(axis=1), se, ours_se)
     np.testing.assert_array_less(np.abs(ours - rwm.mean(axis=1)), 4 * np.hypot(se, ours_se))
 
 
@@ -425,3 +424,41 @@ def test_bad_options():
         bayesian_hierarchical_test(scores, rho=0.1, greater_is_better=True)
     with pytest.raises(ArgumentError, match="long DataFrame needs"):
         bayesian_hierarchical_test(pd.DataFrame({"dataset": [1]}), "a", "b", rho=0.1)
+
+
+@SHORT
+def test_score_cube_reads_direction_and_rho():
+    d = cvstats.designs.kfold(40, 4, repeats=2, seed=0)
+    rng = np.random.default_rng(12)
+    scores = rng.normal(0.8, 0.02, (5, 8, 2)) + np.array([0.0, 0.02])
+    cube = cvstats.from_scores(
+        scores, design=d, models=["a", "b"], extra_dims=["dataset"], greater_is_better=True
+    )
+    res = bayesian_hierarchical_test(cube, "a", "b", rope=0.005, draws=400, warmup=200, seed=0)
+    assert res.rho == pytest.approx(0.25) and res.greater_is_better
+    assert float(res.p_right) > float(res.p_left)
+
+
+@SHORT
+def test_without_rope_left_and_right_share_the_draws():
+    rng = np.random.default_rng(13)
+    diff = rng.normal(0.0, 0.02, (6, 10))
+    res = bayesian_hierarchical_test(
+        diff, rho=0.1, draws=300, warmup=100, seed=0, greater_is_better=True
+    )
+    assert float(res.p_rope) == 0.0 and float(res.mean_rope) == 0.0
+    assert float(res.p_left) + float(res.p_right) == pytest.approx(1.0)
+    assert "(no rope)" in res.verdict()
+
+
+@SHORT
+def test_seed_reproduces_and_none_is_recorded():
+    diff = np.random.default_rng(14).normal(0.0, 1.0, (3, 6))
+    kw = dict(rho=0.1, rope=0.1, draws=100, warmup=50, greater_is_better=True)
+    first = bayesian_hierarchical_test(diff, seed=7, **kw)
+    again = bayesian_hierarchical_test(diff, seed=7, **kw)
+    xr.testing.assert_identical(first.posterior, again.posterior)
+    fresh = bayesian_hierarchical_test(diff, seed=None, **kw)
+    assert isinstance(fresh.seed, int)
+    replay = bayesian_hierarchical_test(diff, seed=fresh.seed, **kw)
+    xr.testing.assert_identical(fresh.posterior, replay.posterior)
