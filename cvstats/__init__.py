@@ -48,6 +48,10 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "bayesian_sign_test",
         "bayesian_signed_rank_test",
     ),
+    "cvstats.across.hierarchical": (
+        "HierarchicalResult",
+        "bayesian_hierarchical_test",
+    ),
     "cvstats.across.conditional": (
         "WinnerTable",
         "cv_bias",
@@ -216,6 +220,8 @@ _NAMES = [
     "DatasetsComparison",
     "choose_test",
     "compare_datasets",
+    "HierarchicalResult",
+    "bayesian_hierarchical_test",
     "bayesian_sign_test",
     "bayesian_signed_rank_test",
     "cd_diagram",

@@ -15,6 +15,8 @@ Layer 6 of cvstats (see ``docs/architecture.md``). What lives here:
   and ``compare_datasets``, the one report across datasets;
 * :mod:`~cvstats.across.bayes_datasets` — the Bayesian sign and signed-rank tests with a
   rope (Benavoli, Corani, Demšar & Zaffalon, 2017);
+* :mod:`~cvstats.across.hierarchical` — the hierarchical correlated t test of fold scores
+  over datasets (Corani, Benavoli, Demšar, Mangili & Zaffalon, 2017);
 * :mod:`~cvstats.across.plan` — planning an experiment from a pilot (how many splits for
   a target width or power; docs/theory.md §10), a package of the pilot's estimates
   (``pilot``), the power models (``power``) and the search over designs (``design``).

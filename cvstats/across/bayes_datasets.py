@@ -75,7 +75,7 @@ def _test_doc(func: _F) -> _F:
     return func
 
 
-def _check_number(name: str, value: Any, *, positive: bool, fix: str) -> float:
+def check_number(name: str, value: Any, *, positive: bool, fix: str) -> float:
     """Return ``value`` as a float, checked finite and ``> 0`` (``positive``) or ``>= 0``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ArgumentError(f"`{name}` must be a real number, got {value!r}. {fix}")
@@ -96,7 +96,7 @@ def _check_n_samples(n_samples: Any) -> int:
     return int(n_samples)
 
 
-def _rng(seed: Any) -> tuple[np.random.Generator, int | None]:
+def seeded_rng(seed: Any) -> tuple[np.random.Generator, int | None]:
     """Return the Generator of ``seed`` and the int seed to record (None for a Generator)."""
     if isinstance(seed, np.random.Generator):
         return seed, None
@@ -192,7 +192,7 @@ def _check_options(diff: np.ndarray, rope: Any, n_samples: Any, func: str) -> tu
     Identical scores on every dataset without a rope are refused: no region can be
     preferred (every draw would tie).
     """
-    rope = _check_number(
+    rope = check_number(
         "rope", rope, positive=False, fix="It is a half-width, in the table's units."
     )
     n_samples = _check_n_samples(n_samples)
@@ -265,8 +265,8 @@ def bayesian_signed_rank_test(
     func = "bayesian_signed_rank_test"
     diff, greater = _differences(table, a, b, greater_is_better, dataset_dim, func)
     rope, n_samples = _check_options(diff, rope, n_samples, func)
-    prior = _check_number("prior", prior, positive=True, fix="baycomp's default is 0.5.")
-    rng, recorded = _rng(seed)
+    prior = check_number("prior", prior, positive=True, fix="baycomp's default is 0.5.")
+    rng, recorded = seeded_rng(seed)
     draws = kbd.signed_rank_posterior(diff, rope, prior=prior, n_samples=n_samples, rng=rng)
     return _result(
         func,
@@ -343,12 +343,12 @@ def bayesian_sign_test(
     func = "bayesian_sign_test"
     diff, greater = _differences(table, a, b, greater_is_better, dataset_dim, func)
     rope, n_samples = _check_options(diff, rope, n_samples, func)
-    prior = _check_number("prior", prior, positive=False, fix="baycomp's default is 1.")
+    prior = check_number("prior", prior, positive=False, fix="baycomp's default is 1.")
     if prior_region not in kbd.REGIONS:
         raise ArgumentError(
             f"`prior_region` must be one of {list(kbd.REGIONS)}, got {prior_region!r}."
         )
-    rng, recorded = _rng(seed)
+    rng, recorded = seeded_rng(seed)
     draws = kbd.sign_posterior(
         diff,
         rope,

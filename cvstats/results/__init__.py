@@ -24,7 +24,8 @@ and ``_repr_html_``, :class:`~cvstats.results.base.Display`).
   :class:`~cvstats.results.auto.DatasetsComparison`, the automatic choice of test and the
   report across datasets;
 * :mod:`~cvstats.results.bayes_datasets` — :class:`BayesianDatasetsResult`, the Bayesian
-  sign and signed-rank tests across datasets;
+  sign and signed-rank tests across datasets, and :class:`HierarchicalResult`, the
+  hierarchical correlated t test;
 * :mod:`~cvstats.results.conditional` — :class:`WinnerTable`;
 * :mod:`~cvstats.results.estimates` — :class:`EstimatesResult`, the fits across datasets;
 * :mod:`~cvstats.results.plan` — :class:`~cvstats.results.plan.PlanResult`, a planned experiment;
@@ -43,7 +44,12 @@ from cvstats.results.base import (
     split_interval,
 )
 from cvstats.results.bayes import BAYES_FRAME_COLUMNS, BayesianResult
-from cvstats.results.bayes_datasets import BAYES_DATASETS_FRAME_COLUMNS, BayesianDatasetsResult
+from cvstats.results.bayes_datasets import (
+    BAYES_DATASETS_FRAME_COLUMNS,
+    HIERARCHICAL_FRAME_COLUMNS,
+    BayesianDatasetsResult,
+    HierarchicalResult,
+)
 from cvstats.results.conditional import WINNER_FRAME_COLUMNS, WinnerTable
 from cvstats.results.estimates import ESTIMATES_FRAME_COLUMNS, EstimatesResult
 from cvstats.results.inference import FRAME_COLUMNS, InferenceResult
@@ -62,12 +68,14 @@ __all__ = [
     "CI_BOUND",
     "ESTIMATES_FRAME_COLUMNS",
     "FRAME_COLUMNS",
+    "HIERARCHICAL_FRAME_COLUMNS",
     "WINNER_FRAME_COLUMNS",
     "BayesianDatasetsResult",
     "BayesianResult",
     "ConfidenceInterval",
     "EstimatesResult",
     "FriedmanResult",
+    "HierarchicalResult",
     "InferenceResult",
     "PairwiseResult",
     "RankReport",

@@ -1,4 +1,4 @@
-"""Pictures of results that several result classes share: forest plots, heatmaps (matplotlib).
+"""Pictures of results that several result classes share: forest plots (matplotlib).
 
 :func:`forest_plot` draws one interval per row of a results frame (an
 :class:`~cvstats.results.inference.InferenceResult`'s, a comparison table's);
@@ -7,6 +7,10 @@
 against ``ρ0 = n2/(n1 + n2)`` for :func:`~cvstats.across.rho.fit_rho`;
 :func:`pairwise_heatmap` draws the learner × learner matrix of a
 :class:`~cvstats.results.ranks.PairwiseMatrix`.
+:func:`simplex_plot` draws posterior draws of ``(θ_left, θ_rope, θ_right)`` in
+the triangle of Benavoli et al. (2017) and :func:`difference_plot` the
+posterior density of a difference with its rope (the Bayesian comparisons
+across datasets).
 :mod:`cvstats.reporting.plots` re-exports them. matplotlib is imported when a
 picture is drawn, never at import.
 """
@@ -20,7 +24,7 @@ import pandas as pd
 
 from cvstats.errors import ArgumentError
 
-__all__ = ["estimates_plot", "forest_plot", "pairwise_heatmap"]
+__all__ = ["difference_plot", "estimates_plot", "forest_plot", "pairwise_heatmap", "simplex_plot"]
 
 # a quantity of an estimates result, its reference value and what it means
 _REFERENCES = {
@@ -249,6 +253,119 @@ def plan_plot(result: Any, kind: str = "width", *, ax: Any = None) -> Any:
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize="small")
     ax.figure.tight_layout()
+    return ax
+
+
+def simplex_plot(
+    theta: np.ndarray,
+    labels: tuple[str, str, str],
+    title: str,
+    *,
+    ax: Any = None,
+    points: int = 5000,
+) -> Any:
+    """Draw posterior draws of ``(θ_left, θ_rope, θ_right)`` in the simplex (a triangle).
+
+    Each draw is a point of the triangle whose corners are *left* (bottom
+    left), *rope* (top) and *right* (bottom right) (Benavoli, Corani, Demšar &
+    Zaffalon 2017, JMLR 18(77), §4–5); the lines from the centre split it
+    into the regions where each ``θ`` is the largest, so the share of points in
+    a region is the probability that it is the most probable one.
+
+    Parameters
+    ----------
+    theta : numpy.ndarray
+        ``(draws, 3)``; each row sums to one.
+    labels : (str, str, str)
+        Text at the left, rope and right corners.
+    title : str
+        Title of the axes.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; default a new figure.
+    points : int, default 5000
+        At most this many draws are shown (evenly spaced over the draws).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    import matplotlib.pyplot as plt
+
+    corners = np.array([[0.0, 0.0], [0.5, np.sqrt(3) / 2], [1.0, 0.0]])  # left, rope, right
+    theta = np.asarray(theta, dtype=float)
+    if theta.shape[0] > points:
+        theta = theta[np.linspace(0, theta.shape[0] - 1, points).astype(int)]
+    xy = theta @ corners
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5, 4.5))
+    ax.plot(*np.vstack([corners, corners[:1]]).T, color="black", lw=1)
+    centre = corners.mean(axis=0)
+    for i in range(3):  # boundaries between the regions: centre to each edge's middle
+        middle = (corners[i] + corners[(i + 1) % 3]) / 2
+        ax.plot([centre[0], middle[0]], [centre[1], middle[1]], color="grey", lw=0.8)
+    ax.scatter(xy[:, 0], xy[:, 1], s=2, alpha=0.2, color="tab:blue", rasterized=True)
+    for (x, y), label, ha, va in zip(
+        corners, labels, ["right", "center", "left"], ["top", "bottom", "top"], strict=True
+    ):
+        ax.text(x, y, label, ha=ha, va=va, fontsize="small")
+    ax.set_title(title, fontsize="medium", pad=28)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    return ax
+
+
+def difference_plot(
+    draws: np.ndarray,
+    rope: float,
+    labels: tuple[str, str],
+    title: str,
+    *,
+    xlabel: str,
+    ax: Any = None,
+    bins: int = 80,
+) -> Any:
+    """Draw the posterior of a difference as a histogram (a density) with its rope shaded.
+
+    Parameters
+    ----------
+    draws : numpy.ndarray
+        Posterior draws of the difference (positive: the right learner better).
+    rope : float
+        Half-width of the rope (``0``: only the line at zero is drawn).
+    labels : (str, str)
+        Names of the left and right learners, written on their sides.
+    title, xlabel : str
+        Title and label of the horizontal axis.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; default a new figure.
+    bins : int, default 80
+        Histogram bins, over the central 99% of the draws (widened to show the
+        rope): a Student t's far tails would squeeze the picture.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    import matplotlib.pyplot as plt
+
+    draws = np.asarray(draws, dtype=float).ravel()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 3.5))
+    low, high = np.quantile(draws, [0.005, 0.995])
+    span = (min(low, -1.5 * rope), max(high, 1.5 * rope))
+    ax.hist(draws, bins=bins, range=span, density=True, color="tab:blue", alpha=0.6)
+    if rope > 0:
+        ax.axvspan(-rope, rope, color="grey", alpha=0.25, label=f"rope ±{rope:g}")
+        ax.legend(fontsize="small", loc="center right")
+    ax.axvline(0.0, color="black", lw=0.8)
+    for x, text, ha in (
+        (0.01, f"← {labels[0]} better", "left"),
+        (0.99, f"{labels[1]} better →", "right"),
+    ):
+        ax.text(x, 0.97, text, transform=ax.transAxes, ha=ha, va="top", fontsize="small")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("posterior density")
+    ax.set_title(title, fontsize="medium")
     return ax
 
 

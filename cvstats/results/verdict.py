@@ -654,6 +654,30 @@ def bayes_datasets_verdict(res: Any) -> Verdict:
     return Verdict(f"{said}: {'; '.join(parts)}. Decision: {decision}.")
 
 
+def hierarchical_verdict(res: Any) -> Verdict:
+    """Return the verdict of the hierarchical correlated t test across datasets.
+
+    The new-dataset probabilities as :func:`bayes_datasets_verdict` says them,
+    then those of the mean difference ``μ0``, and a warning when the chains did
+    not converge (Corani et al. 2017, §3).
+    """
+    first = bayes_datasets_verdict(res)
+    mean = res.probabilities("mean")
+    a, b = res.model_a, res.model_b
+    practically = "practically " if res.rope > 0 else ""
+    text = (
+        f"{first} On the mean difference: probability {mean['right']:.2f} that {b} is "
+        f"{practically}better, {mean['left']:.2f} that {a} is"
+        + (f", {mean['rope']:.2f} practically equivalent." if res.rope > 0 else ".")
+    )
+    if not res.converged:
+        text += (
+            " Warning: the chains have not converged (R̂ > 1.01 or ESS < 400); "
+            "rerun with more draws."
+        )
+    return Verdict(text)
+
+
 def pairwise_verdict(res: Any) -> Verdict:
     """Return the verdict of corrected pairwise Wilcoxon tests."""
     lines = []

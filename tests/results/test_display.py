@@ -129,6 +129,7 @@ CLASSES = {
 WITH_PLOT = {
     "bayes_sign",
     "bayes_signed_rank",
+    "hierarchical",
     "inference_0d",
     "bayes_0d",
     "inference_scalar",
@@ -173,6 +174,8 @@ def key_numbers(obj) -> list[str]:
         return [f"{float(obj.pvalue):.4g}"]
     if isinstance(obj, cvstats.DatasetsComparison):
         return [f"{float(obj.average_rank[0]):.4g}"]
+    if isinstance(obj, cvstats.HierarchicalResult):
+        return [f"{float(obj.p_rope):.4g}", f"{float(obj.mean_right):.4g}"]
     if isinstance(obj, BayesianDatasetsResult):
         return [f"{float(obj.p_left):.4g}", f"{float(obj.p_right):.4g}"]
     if isinstance(obj, RankReport):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
+import warnings
 
 import matplotlib
 
@@ -103,6 +104,11 @@ def across_results(cube, models, fit_r_models=None):
     )
     T = xr.DataArray(np.random.default_rng(8).normal(size=(50, 6)), dims=("dataset", "split"))
     est = cvstats.corrected_resampled_t(cube).estimate
+    with warnings.catch_warnings():  # short chains: a convergence warning is expected
+        warnings.simplefilter("ignore", UserWarning)
+        hierarchical = cvstats.bayesian_hierarchical_test(
+            repeated, *models, rope=0.05, draws=100, warmup=50, seed=0
+        )
     return {
         "friedman": friedman_test(est),
         "wilcoxon": wilcoxon_test(est, *models),
@@ -110,6 +116,7 @@ def across_results(cube, models, fit_r_models=None):
             est, *models, rope=0.05, n_samples=2000, seed=0
         ),
         "bayes_sign": bayesian_sign_test(est, *models, rope=0.05, n_samples=2000, seed=0),
+        "hierarchical": hierarchical,
         "pairwise": pairwise_wilcoxon(est),
         "control": cvstats.control_test(est, models[0]),
         "effect_size": cvstats.effect_size(est, *models),
@@ -135,6 +142,7 @@ ACROSS_CLASSES = {
     "wilcoxon": WilcoxonResult,
     "bayes_signed_rank": BayesianDatasetsResult,
     "bayes_sign": BayesianDatasetsResult,
+    "hierarchical": cvstats.HierarchicalResult,
     "pairwise": PairwiseResult,
     "control": cvstats.ControlResult,
     "effect_size": cvstats.EffectSizeResult,
@@ -231,6 +239,7 @@ WITH_PLOT = {  # InferenceResult: a forest plot (issue 15)
     "bayes",
     "bayes_sign",
     "bayes_signed_rank",
+    "hierarchical",
     "bayes_0d",
     "bayes_scalar",
     "friedman",
