@@ -360,9 +360,9 @@ def compare_datasets(
     check; the learners are ranked per dataset (Demšar 2006, §3.2.2: the
     average ranks and the Nemenyi critical difference, drawn by ``plot()``);
     the ``reference`` (the best-ranked learner unless given) is compared with
-    every other learner by Cohen's d and Cliff's δ
+    every other learner by Cohen's d, Akinshin's γ and Cliff's δ
     (:func:`~cvstats.across.ranks.effect_size`; ``headline_effect`` is d when
-    every learner looked normal, δ otherwise) and by the Bayesian signed-rank
+    every learner looked normal, γ otherwise, as autorank chooses) and by the Bayesian signed-rank
     test (Benavoli, Corani, Demšar & Zaffalon 2017,
     :func:`~cvstats.across.bayes_datasets.bayesian_signed_rank_test`): the
     probabilities that the reference is practically better on a new dataset,

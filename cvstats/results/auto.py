@@ -52,6 +52,8 @@ COMPARISON_FRAME_COLUMNS = (
     "median",
     "cohens_d",
     "d_magnitude",
+    "akinshin_gamma",
+    "gamma_magnitude",
     "cliffs_delta",
     "delta_magnitude",
     "significant",
@@ -306,13 +308,17 @@ class DatasetsComparison(Result):
 
     @property
     def headline_effect(self) -> str:
-        """``"cohens_d"`` when every learner passed the normality check, else ``"cliffs_delta"``.
+        """``"cohens_d"`` when every learner passed the normality check, else ``"akinshin_gamma"``.
+
+        As autorank (Herbold 2020) chooses: Cohen's d for normal data, Akinshin's γ
+        (its robust analogue, on medians and median absolute deviations) otherwise;
+        Cliff's δ is reported beside them in :meth:`to_frame`.
 
         Returns
         -------
         str
         """
-        return "cohens_d" if self.choice.all_normal else "cliffs_delta"
+        return "cohens_d" if self.choice.all_normal else "akinshin_gamma"
 
     def _significant(self, model: str) -> bool:
         """Whether the chosen test (or its post-hoc) separates ``model`` from the reference."""
@@ -354,6 +360,8 @@ class DatasetsComparison(Result):
                     float(self.median.sel(model=m)),
                     np.nan if e is None else float(e.cohens_d),
                     "" if e is None else e.d_magnitude,
+                    np.nan if e is None else float(e.akinshin_gamma),
+                    "" if e is None else e.gamma_magnitude,
                     np.nan if e is None else float(e.cliffs_delta),
                     "" if e is None else e.delta_magnitude,
                     False if m == self.reference else self._significant(m),
@@ -393,11 +401,12 @@ class DatasetsComparison(Result):
                 strict=True,
             )
         )
-        name = "Cohen's d" if self.headline_effect == "cohens_d" else "Cliff's δ"
+        normal = self.headline_effect == "cohens_d"
+        name = "Cohen's d" if normal else "Akinshin's γ"
         effects = "; ".join(
             f"{e.model_b}: {name} = "
-            f"{float(e.cohens_d if self.headline_effect == 'cohens_d' else e.cliffs_delta):.2f} "
-            f"({e.d_magnitude if self.headline_effect == 'cohens_d' else e.delta_magnitude})"
+            f"{float(e.cohens_d if normal else e.akinshin_gamma):.2f} "
+            f"({e.d_magnitude if normal else e.gamma_magnitude})"
             for e in self.effect_sizes
         )
         lines = [

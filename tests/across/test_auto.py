@@ -216,7 +216,13 @@ def test_effect_sizes_match_autorank(case):
     np.testing.assert_allclose(frame.loc[others, "cliffs_delta"], ref["cliff_delta"], atol=1e-12)
     if "cohen_d" in ref:
         np.testing.assert_allclose(frame.loc[others, "cohens_d"], ref["cohen_d"], rtol=1e-12)
-    assert res.headline_effect == ("cohens_d" if ref["all_normal"] else "cliffs_delta")
+    # autorank's headline: Cohen's d for normal data, Akinshin's gamma otherwise
+    assert res.headline_effect == ("cohens_d" if ref["all_normal"] else "akinshin_gamma")
+    gamma = [
+        cvstats.effect_size(table, "pop_0", m, greater_is_better=True).akinshin_gamma
+        for m in others
+    ]
+    np.testing.assert_allclose(frame.loc[others, "akinshin_gamma"], np.asarray(gamma, float))
 
 
 def test_readme_effect_sizes_against_the_best():
@@ -385,7 +391,7 @@ def test_report_says_why_and_plots_the_cd_diagram():
     res = compare_datasets(table, rope=0.02, n_samples=500, seed=0, greater_is_better=True)
     text = str(res.verdict())
     assert "Levene" in text and "p = 0.266" in text and "not normal: pop_0" in text
-    assert "Friedman test with Nemenyi test" in text and "Cliff's δ" in text
+    assert "Friedman test with Nemenyi test" in text and "Akinshin's γ" in text
     assert "pop_5 vs pop_4" in text and "rope ±0.02" in text
     choice = res.choice.to_frame()
     assert choice["step"].tolist() == ["normality"] * 6 + ["homogeneity", "test"]
