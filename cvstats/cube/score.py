@@ -1037,6 +1037,80 @@ def _frame_values(
     return values, uniques, per_split
 
 
+def _table_scores(
+    scores: pd.DataFrame, value: str, extra: tuple[str, ...]
+) -> tuple[np.ndarray, list[str], np.ndarray, dict[str, np.ndarray], dict[str, Any]]:
+    """Read a tidy table of scores: values, models, split labels, split columns, extra coords."""
+    values, uniques, per_split = _frame_values(scores, value, extra)
+    labels = np.asarray(uniques[len(extra)])
+    try:
+        split_labels = labels.astype(np.int64)
+        exact = bool(np.all(split_labels == labels))
+    except (TypeError, ValueError):
+        exact = False
+    if not exact:
+        raise CubeError(f"the 'split' column must hold int split labels, got {labels[:5]}.")
+    models = [str(m) for m in uniques[-1]]
+    if len(set(models)) != len(models):
+        raise CubeError(f"the 'model' labels {list(uniques[-1])} do not give distinct names.")
+    coords = {d: np.asarray(u) for d, u in zip(extra, uniques[: len(extra)], strict=True)}
+    return values, models, split_labels, per_split, coords
+
+
+def _table_sizes(
+    per_split: dict[str, np.ndarray], n_test: Any, n_train: Any, splits: Any
+) -> tuple[Any, Any, Any]:
+    """Take a table's ``n_test``/``n_train`` and other split columns (without a design)."""
+    for col, given in (("n_test", n_test), ("n_train", n_train)):
+        if col in per_split and given is not None:
+            raise CubeError(f"`scores` has an {col!r} column; do not pass `{col}` too.")
+    n_test = per_split.pop("n_test", n_test)
+    n_train = per_split.pop("n_train", n_train)
+    if per_split:
+        if splits is not None:
+            raise CubeError(
+                f"`scores` has the split column(s) {list(per_split)}; do not pass `splits` too."
+            )
+        splits = per_split
+    return n_test, n_train, splits
+
+
+def _in_design_order(
+    data: Any, split_labels: np.ndarray, per_split: dict[str, np.ndarray], design: xr.Dataset
+) -> Any:
+    """Put a table's splits in the design's order, checking its split columns against it."""
+    design_labels = np.asarray(design[SPLIT].values)
+    unknown = np.setdiff1d(split_labels, design_labels)
+    if unknown.size:
+        raise CubeError(
+            f"`scores` has split(s) {unknown[:5].tolist()} that the design does not "
+            f"have (its splits: {design_labels[:5].tolist()}...)."
+        )
+    order = pd.Index(split_labels).get_indexer(design_labels)
+    if (order < 0).any():
+        absent = design_labels[order < 0]
+        raise CubeError(
+            f"`scores` has no row for the design's split(s) {absent[:5].tolist()}; "
+            "every split needs a score for every model."
+        )
+    design_sizes = {
+        **{c: np.asarray(design[c].values) for c in SPLIT_COORDS},
+        N_TEST: np.asarray(design["test"].sum(EXAMPLE).values),
+    }
+    for col, column in per_split.items():  # the table's split columns: the design's?
+        column = np.asarray(column)[order]
+        differs = column.astype(str) != design_sizes[col].astype(str)
+        if differs.any():
+            i = int(np.argmax(differs))
+            raise CubeError(
+                f"column {col!r} gives split {design_labels[i]} the value "
+                f"{plain_value(column[i])!r} but the design "
+                f"{plain_value(design_sizes[col][i])!r}; drop the column (the design "
+                "gives it) or fix it."
+            )
+    return np.take(data, order, axis=-2)
+
+
 def from_scores(
     scores: ArrayLike | pd.DataFrame,
     *,
@@ -1155,35 +1229,10 @@ def from_scores(
     if isinstance(scores, pd.DataFrame):
         if models is not None:
             raise CubeError("`models` is for an array of scores; a table names them in 'model'.")
-        values, uniques, per_split = _frame_values(scores, value, extra)
-        labels = np.asarray(uniques[len(extra)])
-        try:
-            split_labels = labels.astype(np.int64)
-            exact = bool(np.all(split_labels == labels))
-        except (TypeError, ValueError):
-            exact = False
-        if not exact:
-            raise CubeError(f"the 'split' column must hold int split labels, got {labels[:5]}.")
-        models = [str(m) for m in uniques[-1]]
-        if len(set(models)) != len(models):
-            raise CubeError(f"the 'model' labels {list(uniques[-1])} do not give distinct names.")
-        coords_extra.update(
-            {d: np.asarray(u) for d, u in zip(extra, uniques[: len(extra)], strict=True)}
-        )
+        data, models, split_labels, per_split, found = _table_scores(scores, value, extra)
+        coords_extra.update(found)
         if design is None:
-            for col, given in (("n_test", n_test), ("n_train", n_train)):
-                if col in per_split and given is not None:
-                    raise CubeError(f"`scores` has an {col!r} column; do not pass `{col}` too.")
-            n_test = per_split.pop("n_test", n_test)
-            n_train = per_split.pop("n_train", n_train)
-            if per_split:
-                if splits is not None:
-                    raise CubeError(
-                        f"`scores` has the split column(s) {list(per_split)}; do not pass "
-                        "`splits` too."
-                    )
-                splits = per_split
-        data: Any = values
+            n_test, n_train, splits = _table_sizes(per_split, n_test, n_train, splits)
     else:
         if isinstance(scores, Mapping):
             scores, models = _stack_models(scores, models)
@@ -1221,37 +1270,8 @@ def from_scores(
                 "coordinates and sizes."
             )
         if split_labels is not None:  # a table: put its splits in the design's order
-            design_labels = np.asarray(design[SPLIT].values)
-            unknown = np.setdiff1d(split_labels, design_labels)
-            if unknown.size:
-                raise CubeError(
-                    f"`scores` has split(s) {unknown[:5].tolist()} that the design does not "
-                    f"have (its splits: {design_labels[:5].tolist()}...)."
-                )
-            order = pd.Index(split_labels).get_indexer(design_labels)
-            if (order < 0).any():
-                absent = design_labels[order < 0]
-                raise CubeError(
-                    f"`scores` has no row for the design's split(s) {absent[:5].tolist()}; "
-                    "every split needs a score for every model."
-                )
-            data = np.take(data, order, axis=-2)
+            data = _in_design_order(data, split_labels, per_split, design)
             S = data.shape[-2]
-            design_sizes = {
-                **{c: np.asarray(design[c].values) for c in SPLIT_COORDS},
-                N_TEST: np.asarray(design["test"].sum(EXAMPLE).values),
-            }
-            for col, column in per_split.items():  # the table's split columns: the design's?
-                column = np.asarray(column)[order]
-                differs = column.astype(str) != design_sizes[col].astype(str)
-                if differs.any():
-                    i = int(np.argmax(differs))
-                    raise CubeError(
-                        f"column {col!r} gives split {design_labels[i]} the value "
-                        f"{plain_value(column[i])!r} but the design "
-                        f"{plain_value(design_sizes[col][i])!r}; drop the column (the design "
-                        "gives it) or fix it."
-                    )
         if design.sizes[SPLIT] != S:
             raise CubeError(f"`scores` has {S} splits but the design has {design.sizes[SPLIT]}.")
         table = {c: np.asarray(design[c].values) for c in SPLIT_COORDS}
