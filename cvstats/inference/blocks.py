@@ -466,6 +466,8 @@ def check_one_size(
     n1: int | None,
     n2: int | None,
     known: BlockSizes | None = None,
+    *,
+    checked: Checked | None = None,
 ) -> None:
     """Refuse blocks without one test size, unless the caller states ``n1`` and ``n2``.
 
@@ -473,7 +475,8 @@ def check_one_size(
     :class:`BlockSizes` for what counts as one size (a k-fold partition of
     unequal folds has exact mean sizes, :attr:`BlockSizes.correction`, and
     passes). ``known``: the sizes of one of the blocks, already read (not read
-    again).
+    again); ``checked``: the cube's validated handle (the other blocks' sizes from
+    validation's counts, kept in its cache).
 
     Raises
     ------
@@ -487,7 +490,7 @@ def check_one_size(
         if known is not None and known.block == block:
             sizes = known
         else:
-            sizes = block_sizes(cube, block, method)
+            sizes = block_sizes(cube, block, method, known=checked)
         if sizes.correction is None:
             raise unequal_sizes_error(sizes, method)
 

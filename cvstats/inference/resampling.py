@@ -64,7 +64,7 @@ def _main(
     sizes = call.block_sizes("main", method)
     mu = main_means(call.split_means(["main"], method), method, min_splits=2)
     if one_size:
-        check_one_size(cube, one_size, method, n1, n2, known=sizes)
+        check_one_size(cube, one_size, method, n1, n2, known=sizes, checked=call.known)
         n1_used, n2_used = correction_sizes(cube, sizes, n1, n2)
     else:
         n1_used, n2_used = check_sizes(
@@ -229,7 +229,7 @@ def conservative_z(call: Call, *, n1: int | None = None, n2: int | None = None) 
     mu = main_means(means, label)
     halves = half_means(means, label)
     reported = resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2)
-    check_one_size(cube, call.spec.one_size, label, n1, n2, known=sizes)
+    check_one_size(cube, call.spec.one_size, label, n1, n2, known=sizes, checked=call.known)
     M, J_half = halves.sizes[M_DIM], halves.sizes[J_DIM]
     stat = call.kernel(
         kernels.conservative_z, [mu, halves], [[J_DIM], [M_DIM, SIDE_DIM, J_DIM]], mu0=call.mu0
@@ -248,7 +248,7 @@ def _bootstrap(call: Call, n1: int | None, n2: int | None) -> InferenceResult:
     mu = main_means(means, label)
     reps = replicate_means(means, label)
     if corrected:
-        check_one_size(cube, call.spec.one_size, label, n1, n2, known=sizes)
+        check_one_size(cube, call.spec.one_size, label, n1, n2, known=sizes, checked=call.known)
         n1_used, n2_used = correction_sizes(cube, sizes, n1, n2)
         kernel, extra = kernels.corrected_bootstrap_t, {"n1": n1_used, "n2": n2_used}
     else:

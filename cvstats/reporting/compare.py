@@ -460,7 +460,7 @@ def _reading_notes(
 
 
 def _method_names(
-    cube: xr.DataArray,
+    known: Checked,
     methods: Sequence[str] | None,
     target: str,
     options: dict[str, Any],
@@ -476,6 +476,7 @@ def _method_names(
     (:mod:`cvstats.cube.score`), a method that needs per-example losses. Named
     explicitly, each is an error.
     """
+    cube = known.cube
     if methods is None:
         names = applicable_methods(cube, target)
         notes = [
@@ -485,7 +486,7 @@ def _method_names(
         ]
         why = {
             n: METHODS[n].refusal(options)
-            or METHODS[n].cube_refusal(cube, sizes_stated=sizes_stated)
+            or METHODS[n].cube_refusal(cube, sizes_stated=sizes_stated, known=known)
             for n in names
         }
         # one note per reason, naming every method it drops ("a, b left out: each needs ...")
@@ -635,7 +636,7 @@ def compare(
             )
         ]
     results: dict[str, InferenceResult] = {}
-    names, notes = _method_names(cube, methods, target, options, sizes_stated=len(sizes) == 2)
+    names, notes = _method_names(known, methods, target, options, sizes_stated=len(sizes) == 2)
     notes = own + notes
     if isinstance(formula, str) and any(METHODS[n].zero_one for n in names):
         _check_zero_one(select_loss(data, parse_formula(formula)[0], "the formula"))
@@ -652,7 +653,7 @@ def compare(
         spec = METHODS[name]
         handle = known.of(_pairs_only(cube)) if spec.contrasts == "pairwise" else known
         results[name] = spec.func(handle, **spec.fixed, **options, **_sizes_for(spec, sizes))
-    notes += _size_notes(cube, list(results), sizes)
+    notes += _size_notes(known, list(results), sizes)
     supported = tuple(applicable_methods(cube, target))
     left_out = () if methods is not None else tuple(n for n in supported if n not in results)
     notes += _reading_notes(cube, alpha, own=bool(own), adjust=adjust)
@@ -703,8 +704,9 @@ def _sizes_for(spec: Any, sizes: dict[str, int]) -> dict[str, int]:
     return {k: v for k, v in sizes.items() if k in spec.options}
 
 
-def _size_notes(cube: xr.DataArray, names: list[str], sizes: dict[str, int]) -> list[str]:
+def _size_notes(known: Checked, names: list[str], sizes: dict[str, int]) -> list[str]:
     """Return notes on the sizes the corrections used: given ones, or a partition's means."""
+    cube = known.cube
     if sizes:
         takers = [n for n in names if _sizes_for(METHODS[n], sizes)]
         others = [n for n in names if n not in takers]
@@ -716,7 +718,7 @@ def _size_notes(cube: xr.DataArray, names: list[str], sizes: dict[str, int]) -> 
     corrected = [n for n in names if "main" in METHODS[n].one_size]
     if not corrected:
         return []
-    main = block_sizes(cube, "main", corrected[0])
+    main = block_sizes(cube, "main", corrected[0], known=known)
     if not main.partition_means:
         return []
     K, _ = kfold_layout(cube, corrected[0])
