@@ -127,7 +127,7 @@ from formulaic.transforms.contrasts import ContrastsRegistry
 from formulaic.utils.code import sanitize_variable_names
 
 from cvstats.cube.apply import labelled
-from cvstats.cube.known import Facts, in_call, remember
+from cvstats.cube.known import Checked, Facts, remember
 from cvstats.cube.schema import CONTRAST, EXAMPLE, MODEL
 from cvstats.cube.threads import leading_blocks, leading_parts, map_parts
 from cvstats.cube.validation import validated
@@ -938,15 +938,27 @@ def _weights(
 # --------------------------------------------------------------------------
 
 
-def _apply(cube: xr.DataArray, weights: xr.DataArray, formula: str, facts: Facts) -> xr.DataArray:
-    """Return ``weights @ cube`` along ``model``: the contrast cube (lazy on dask).
+def _apply(
+    cube: xr.DataArray,
+    weights: xr.DataArray,
+    formula: str,
+    facts: Facts,
+    *,
+    means_used: bool = False,
+) -> tuple[xr.DataArray, Facts | None]:
+    """Return ``weights @ cube`` along ``model`` (the contrast cube, lazy on dask) and its facts.
 
     ``cube`` was validated (``facts``). In memory, a contrast whose weights are a
     difference of two models (or one model alone) is computed by subtraction,
     which equals the weighted sum to the last bit; the contrast cube is then
-    made read-only, checked finite (a difference can overflow) and remembered as
-    valid (:mod:`cvstats.cube.known`): it has the cube's NaN pattern, test sizes
-    and coordinates, so the methods need not validate it again.
+    made read-only and checked finite (a difference can overflow). It has the
+    cube's NaN pattern, test sizes and coordinates, so what its validation
+    would establish is returned (None when a difference overflowed: the caller
+    validates it, which names the infinity), for the caller to hand down
+    (:class:`cvstats.cube.known.Checked`); a lazy one is also remembered
+    (:func:`cvstats.cube.known.remember`). With ``means_used`` (a caller that
+    will run methods on it), the split means of a dense in-memory contrast are
+    computed with the differences, block by block while in cache.
     """
     dims: list[Hashable] = [d for d in cube.dims if d != MODEL]
     W = weights.transpose(CONTRAST, MODEL).values
@@ -962,8 +974,7 @@ def _apply(cube: xr.DataArray, weights: xr.DataArray, formula: str, facts: Facts
         diff = np.empty((*values.shape[:-1], len(W)), dtype=values.dtype)
         # a dense cube's split means over `example` (the axis before `model`), block by block
         dense = cube.ndim >= 3 and cube.dims[-2] == EXAMPLE
-        # (only where they can be used: an in-memory cube is known valid within a call only)
-        means_used = dense and in_call()
+        means_used = dense and means_used
         split = np.empty((*values.shape[:-2], len(W)), dtype=values.dtype) if means_used else None
         # the losses are finite: a difference is infinite only on overflow, which sets the
         # processor's overflow flag (an overflow: not remembered, validation names it)
@@ -995,6 +1006,7 @@ def _apply(cube: xr.DataArray, weights: xr.DataArray, formula: str, facts: Facts
         out = out.transpose(*dims, CONTRAST)
     out.name = cube.name
     out.attrs = {**cube.attrs, "formula": formula}
+    proved: Facts | None = None
     if isinstance(out.data, np.ndarray):
         if out.data.flags.writeable:  # made by xr.dot
             out = _read_only(out)
@@ -1003,9 +1015,10 @@ def _apply(cube: xr.DataArray, weights: xr.DataArray, formula: str, facts: Facts
             # them, read-only: every later call is handed this one array
             means.setflags(write=False)
             known = out.reduce(lambda _, axis: means, dim=EXAMPLE)
-            remember(out, replace(facts, finite=True, means=known, largest=None))
+            proved = replace(facts, finite=True, means=known, largest=None)
         elif overflow is False or (overflow is None and not np.isinf(out.data).any()):
-            remember(out, replace(facts, finite=True, means=None, largest=None))
+            proved = replace(facts, finite=True, means=None, largest=None)
+        return out, proved
     elif facts.means is not None and facts.largest is not None:
         # lazy, the models' split means known: the contrasts' means are the weighted sums
         # of them (a split mean is linear), and no difference can overflow when the
@@ -1015,10 +1028,11 @@ def _apply(cube: xr.DataArray, weights: xr.DataArray, formula: str, facts: Facts
         means.name, means.attrs = out.name, dict(out.attrs)
         bound = facts.largest * float(np.abs(W).sum(axis=1).max())
         finite = bool(bound < np.finfo(out.dtype).max)
-        remember(out, replace(facts, finite=finite, means=means, largest=bound))
+        proved = replace(facts, finite=finite, means=means, largest=bound)
     else:  # lazy: finiteness is proved on the first read (cvstats.cube.validation.validated)
-        remember(out, replace(facts, finite=False, means=None, largest=None))
-    return out
+        proved = replace(facts, finite=False, means=None, largest=None)
+    remember(out, proved)
+    return out, proved
 
 
 def _subtract(
@@ -1140,7 +1154,21 @@ def contrasts(formula: str, data: xr.DataArray | xr.Dataset) -> xr.DataArray:
     True
     """
     cube, weights, facts = _weights(formula, data)
-    return _apply(cube, weights, formula, facts)
+    return _apply(cube, weights, formula, facts)[0]
+
+
+def checked_contrasts(formula: str, data: xr.DataArray | xr.Dataset) -> Checked:
+    """Return the contrast cube of :func:`contrasts` as a validated handle.
+
+    For :func:`cvstats.compare`, which runs methods on it: what validating it
+    would establish comes with it (:class:`cvstats.cube.known.Checked`; the
+    contrast of a validated cube keeps its NaN pattern, sizes and coordinates,
+    and its finiteness is checked while it is made), and the split means of a
+    dense in-memory contrast are computed with its differences.
+    """
+    cube, weights, facts = _weights(formula, data)
+    out, proved = _apply(cube, weights, formula, facts, means_used=True)
+    return Checked(out, proved if proved is not None else validated(out))
 
 
 def _pairwise_iv(models: object) -> None:
@@ -1216,6 +1244,13 @@ def pairwise(
     >>> diff.mean(["split", "example"]).values
     array([ 0.25, -0.5 , -0.75])
     """
+    return _apply(*_pairwise_parts(data, loss, models))[0]
+
+
+def _pairwise_parts(
+    data: xr.DataArray | xr.Dataset, loss: str | None, models: Sequence[str] | None
+) -> tuple[xr.DataArray, xr.DataArray, str, Facts]:
+    """Return the validated cube, the weights, the formula and the facts of :func:`pairwise`."""
     if loss is None:
         if isinstance(data, xr.Dataset):
             if len(data.data_vars) != 1:
@@ -1248,4 +1283,16 @@ def pairwise(
         W[row, names.index(a)] = 1.0
         W[row, names.index(b)] = -1.0
     weights = _weights_array(W, [f"{a} - {b}" for a, b in pairs], names)
-    return _apply(cube, weights, f"{loss} ~ pairwise({MODEL})", facts)
+    return cube, weights, f"{loss} ~ pairwise({MODEL})", facts
+
+
+def checked_pairwise(
+    data: xr.DataArray | xr.Dataset, loss: str | None = None, models: Sequence[str] | None = None
+) -> Checked:
+    """Return the contrast cube of :func:`pairwise` as a validated handle.
+
+    As :func:`checked_contrasts`: what validating it would establish comes with
+    it, and the split means of a dense in-memory contrast are computed with it.
+    """
+    out, proved = _apply(*_pairwise_parts(data, loss, models), means_used=True)
+    return Checked(out, proved if proved is not None else validated(out))

@@ -11,15 +11,14 @@ ctypes pointer writes to any array, so no flag of an in-memory array proves
 that its values are those validated, and only reading them (as validation
 does) would (issue 26). This module keeps the proofs that hold:
 
-* **within a call**, :func:`call` trusts the cubes validated or made by the
-  library inside the block (``compare`` runs in one, :func:`in_one_call`:
-  it makes a contrast cube from a formula and validated the cube it came
-  from), and :func:`scope` trusts a cube its caller has just validated (``compare``
-  runs many methods on one cube), and keeps the split means computed in the
-  call, so that the methods share one reduction. A cube handed to a public
-  function is validated by that function: an in-memory cube, even a
-  read-only contrast cube of :func:`~cvstats.cube.formula.pairwise`, is read
-  again by every call;
+* **within a call**, nothing global: :class:`Checked` is the handle of a cube
+  validated once, which its holder passes down explicitly — ``compare``
+  validates its cube (or makes its contrast cube from a validated one) and
+  hands the handle to every method, which neither validates the cube again
+  nor recomputes the split means another method computed (the handle's
+  cache). A cube handed to a public function is validated by that function:
+  an in-memory cube, even a read-only contrast cube of
+  :func:`~cvstats.cube.formula.pairwise`, is read again by every call;
 * **for the process**, a dask-backed cube (a graph of tasks, whose ``name``
   changes when a value is assigned to it, and whose in-memory sources are
   read-only arrays, copied by :func:`remember`'s check or refused) is
@@ -36,14 +35,11 @@ reads instead of counting the NaN pattern again.
 
 from __future__ import annotations
 
-import functools
 import sys
 import weakref
-from collections.abc import Callable, Hashable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
-from typing import Any, ParamSpec, TypeVar
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -51,21 +47,13 @@ import xarray as xr
 from cvstats.cube.schema import EXAMPLE
 
 __all__ = [
+    "Checked",
     "Facts",
-    "call",
     "immutable",
-    "in_call",
-    "in_one_call",
     "lazy",
     "remember",
     "recall",
-    "scope",
-    "scoped_cache",
-    "settle",
 ]
-
-P = ParamSpec("P")
-R = TypeVar("R")
 
 #: In-memory coordinates of a remembered (lazy) cube up to this many elements are
 #: snapshot by value; a cube with a larger one is not remembered.
@@ -262,10 +250,6 @@ def _matches(cube: xr.DataArray, snap: _Snapshot) -> bool:
 # id(cube) -> (weak reference to the cube, snapshot, facts); an entry leaves with its cube
 _REGISTRY: dict[int, tuple[weakref.ref, _Snapshot, Facts]] = {}
 
-# the cubes validated or made within a caller's call (:func:`call`): id -> (cube, facts)
-_Made = dict[int, tuple[xr.DataArray, Facts]]
-_CALL: ContextVar[_Made | None] = ContextVar("cvstats_cubes_of_the_call", default=None)
-
 
 def _forget(key: int) -> None:
     _REGISTRY.pop(key, None)
@@ -285,87 +269,27 @@ def remember(cube: xr.DataArray, facts: Facts) -> bool:
     Returns
     -------
     bool
-        Whether the cube was remembered: for the process, a cube whose data is
-        immutable (:func:`immutable`: lazy, from a store) and whose coordinates
-        can be snapshot; within a :func:`call`, any cube, until the call ends.
+        Whether the cube was remembered: a cube whose data is immutable
+        (:func:`immutable`: lazy, from a store) and whose coordinates can be
+        snapshot. An in-memory cube is never remembered: its holder can change
+        it between two calls (within a call, the :class:`Checked` handle carries
+        what validation proved).
     """
-    made = _CALL.get()
-    if made is not None:
-        made[id(cube)] = (cube, facts)
     snap = _snapshot(cube)
     if snap is None:
-        return made is not None
+        return False
     key = id(cube)
     _REGISTRY[key] = (weakref.ref(cube), snap, facts)
     weakref.finalize(cube, _forget, key)
     return True
 
 
-@contextmanager
-def call() -> Iterator[None]:
-    """Within the block, the cubes validated or made by the library are known valid.
-
-    For a public function that validates a cube, or makes one from a
-    validated cube, and reads it again before it returns (``compare`` makes
-    its contrast cube from a formula): what :func:`remember` records in the
-    block is recalled in the block, and forgotten when it ends, so that a
-    cube the caller may change between two calls is read again by the next.
-    Nested blocks share the outer one's cubes.
-    """
-    if _CALL.get() is not None:
-        yield
-        return
-    token = _CALL.set({})
-    try:
-        yield
-    finally:
-        _CALL.reset(token)
-
-
-def in_call() -> bool:
-    """Whether a :func:`call` is active: what is remembered now is recalled before it ends."""
-    return _CALL.get() is not None
-
-
-def in_one_call(func: Callable[P, R]) -> Callable[P, R]:
-    """Run ``func`` in a :func:`call` (a decorator for the public functions that need it)."""
-
-    @functools.wraps(func)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        with call():
-            return func(*args, **kwargs)
-
-    return wrapper
-
-
-# the cubes trusted within a caller's block: id -> (cube, facts, split-means cache)
-_Scoped = dict[int, tuple[xr.DataArray, Facts, dict[Any, Any]]]
-_SCOPE: ContextVar[_Scoped | None] = ContextVar("cvstats_trusted_cubes", default=None)
-
-
-def _scoped(cube: xr.DataArray) -> tuple[xr.DataArray, Facts, dict[Any, Any]] | None:
-    entry = (_SCOPE.get() or {}).get(id(cube))
-    return entry if entry is not None and entry[0] is cube else None
-
-
-def _made(cube: xr.DataArray) -> Facts | None:
-    entry = (_CALL.get() or {}).get(id(cube))
-    return entry[1] if entry is not None and entry[0] is cube else None
-
-
 def recall(cube: xr.DataArray) -> Facts | None:
-    """Return the facts of ``cube`` if it is known valid, else None.
+    """Return the facts of ``cube`` if it is remembered valid (:func:`remember`), else None.
 
-    Known valid: trusted in a :func:`scope`, validated or made in the current
-    :func:`call`, or remembered for the process. A remembered cube is known
-    only while it matches its snapshot; one that changed is forgotten.
+    A remembered cube is known only while it matches its snapshot; one that
+    changed is forgotten.
     """
-    scoped = _scoped(cube)
-    if scoped is not None:
-        return scoped[1]
-    made = _made(cube)
-    if made is not None:
-        return made
     entry = _REGISTRY.get(id(cube))
     if entry is None:
         return None
@@ -376,45 +300,40 @@ def recall(cube: xr.DataArray) -> Facts | None:
     return facts
 
 
-@contextmanager
-def scope(cube: xr.DataArray, facts: Facts | None = None) -> Iterator[None]:
-    """Within the block, ``cube`` is known valid (its caller validated it).
+@dataclass(frozen=True, eq=False)
+class Checked:
+    """A cube validated once, handed down explicitly with what was proved about it.
 
-    Parameters
+    :func:`cvstats.compare` validates its cube once and hands this to every
+    method it runs (the method then does not validate it again); a method called
+    alone makes its own (:func:`cvstats.cube.validation.checked`). The split
+    means and block sizes computed for the cube are kept in :attr:`cache`, so
+    the methods that share a handle share one reduction of the cube.
+
+    Attributes
     ----------
     cube : xarray.DataArray
-        The cube validated by the caller.
-    facts : Facts, optional
-        What validation established; default what is known of the cube already,
-        or nothing.
+        The cube, validated.
+    facts : Facts
+        What its validation established.
+    cache : dict
+        Split means and block sizes computed for it
+        (:func:`cvstats.inference.blocks.split_means`, ``block_sizes``).
     """
-    if facts is None:
-        facts = recall(cube) or Facts()
-    outer = _scoped(cube)  # nested scopes of one cube share its facts and split means
-    entry = outer if outer is not None else (cube, facts, {})
-    token = _SCOPE.set({**(_SCOPE.get() or {}), id(cube): entry})
-    try:
-        yield
-    finally:
-        _SCOPE.reset(token)
 
+    cube: xr.DataArray
+    facts: Facts = field(default_factory=Facts)
+    cache: dict[Any, Any] = field(default_factory=dict, repr=False)
 
-def scoped_cache(cube: xr.DataArray) -> dict[Any, Any] | None:
-    """Return the cache of ``cube`` in the current :func:`scope` (or None): split means, sizes."""
-    scoped = _scoped(cube)
-    return scoped[2] if scoped is not None else None
+    def with_facts(self, facts: Facts) -> Checked:
+        """Return the handle with ``facts`` (what a caller proved since), sharing its cache."""
+        return Checked(self.cube, facts, self.cache)
 
+    def of(self, cube: xr.DataArray, facts: Facts | None = None) -> Checked:
+        """Return a handle of ``cube``, a cube derived from this one that keeps its checks.
 
-def settle(cube: xr.DataArray, facts: Facts) -> None:
-    """Record what a caller established about ``cube`` since it was known (finiteness).
-
-    Updates the facts of ``cube`` in the current :func:`scope` and :func:`call`
-    and, if it is remembered, in the registry.
-    """
-    scoped = _scoped(cube)
-    if scoped is not None:
-        current = _SCOPE.get()
-        assert current is not None
-        current[id(cube)] = (cube, facts, scoped[2])
-    if _made(cube) is not None or (id(cube) in _REGISTRY and recall(cube) is not None):
-        remember(cube, facts)
+        (A selection of its contrasts or models: the NaN pattern, sizes and finiteness
+        hold; the split means are those of the new cube, computed for it.)
+        """
+        base = self.facts if facts is None else facts
+        return Checked(cube, replace(base, means=None, largest=None))

@@ -9,11 +9,11 @@ import xarray as xr
 
 from cvstats.cube.compact import SLOT, validate_compact
 from cvstats.cube.dense import validate_dense
-from cvstats.cube.known import Facts, recall, remember
+from cvstats.cube.known import Checked, Facts, recall, remember
 from cvstats.cube.score import is_score, validate_score
 from cvstats.errors import CubeError
 
-__all__ = ["validate", "validated", "check_finite_means"]
+__all__ = ["validate", "validated", "checked", "check_finite_means"]
 
 
 def validate(cube: xr.DataArray) -> None:
@@ -53,13 +53,13 @@ def validate(cube: xr.DataArray) -> None:
 def validated(cube: xr.DataArray, *, defer_finite: bool = False) -> Facts:
     """Validate ``cube`` as :func:`validate` does, and return what validation established.
 
-    A cube known valid (:func:`cvstats.cube.known.recall`: trusted by the caller,
-    or remembered since it was validated and provably unchanged) is not read
+    A cube known valid (:func:`cvstats.cube.known.recall`: a lazy cube
+    remembered since it was validated and provably unchanged) is not read
     again, but for the finiteness of a lazy contrast cube (``Facts.finite`` False),
     checked here in one read unless ``defer_finite`` (the caller checks it from
     the split means it computes anyway: :func:`check_finite_means`). A cube that
-    passes is remembered (:func:`cvstats.cube.known.remember`: for the current
-    call, and for the process only if it cannot change unseen).
+    passes is remembered (:func:`cvstats.cube.known.remember`) if it cannot
+    change unseen (a lazy cube from a store).
 
     Raises
     ------
@@ -78,6 +78,17 @@ def validated(cube: xr.DataArray, *, defer_finite: bool = False) -> Facts:
     facts = _checked(cube)
     remember(cube, facts)
     return facts
+
+
+def checked(cube: xr.DataArray | Checked, *, defer_finite: bool = False) -> Checked:
+    """Return the validated handle of ``cube`` (:class:`cvstats.cube.known.Checked`).
+
+    A handle is returned as it is (its holder validated the cube); a cube is
+    validated by :func:`validated`.
+    """
+    if isinstance(cube, Checked):
+        return cube
+    return Checked(cube, validated(cube, defer_finite=defer_finite))
 
 
 def _checked(cube: xr.DataArray) -> Facts:

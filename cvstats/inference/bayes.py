@@ -20,7 +20,6 @@ from cvstats.inference.blocks import (
     block_sizes,
     kfold_layout,
     main_means,
-    split_means,
     unequal_sizes_error,
 )
 from cvstats.inference.engine import Call, Check, method
@@ -142,8 +141,8 @@ def bayesian_correlated_t(
     method = "the Bayesian correlated t"
     low_high = kb.validate_rope(rope)
     rho_value = design_rho(cube, method) if rho is None else rho
-    mu = main_means(split_means(cube, ["main"], method), method, min_splits=2)
-    sizes = block_sizes(cube, "main", method)
+    mu = main_means(call.split_means(["main"], method), method, min_splits=2)
+    sizes = call.block_sizes("main", method)
     if sizes.n_splits < 2:  # pragma: no cover - main_means already checks
         raise DesignError(f"{method} needs at least 2 main splits.")
     out = apply_kernel(_kernel, [mu], [[J_DIM]], 6, rho=rho_value, rope=low_high)

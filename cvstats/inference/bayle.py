@@ -15,7 +15,7 @@ import xarray as xr
 from cvstats.cube import in_test
 from cvstats.cube.schema import EXAMPLE, SPLIT
 from cvstats.errors import DesignError
-from cvstats.inference.blocks import block_positions, block_sizes, kfold_layout
+from cvstats.inference.blocks import block_positions, kfold_layout
 from cvstats.inference.engine import Call, method
 from cvstats.inference.registry import MethodSpec
 from cvstats.kernels.bayle import BAYLE_VARIANCES
@@ -148,7 +148,7 @@ def bayle_cv(call: Call, *, variant: str = "out") -> InferenceResult:
     """
     e, fold = out_of_fold_errors(call.cube)
     K, _ = kfold_layout(call.cube, _METHOD)
-    sizes = block_sizes(call.cube, "main", _METHOD)
+    sizes = call.block_sizes("main", _METHOD)
     stat = call.kernel(
         _bayle_kernel, [e, fold], [[EXAMPLE], [EXAMPLE]], variance=variant, mu0=call.mu0
     )

@@ -34,7 +34,7 @@ from cvstats.cube import in_test
 from cvstats.cube.apply import labelled
 from cvstats.cube.compact import EXAMPLE_INDEX, SLOT
 from cvstats.cube.dense import coord
-from cvstats.cube.known import lazy, recall, scoped_cache
+from cvstats.cube.known import Checked, lazy, recall
 from cvstats.cube.schema import EXAMPLE, N_TEST, SPLIT
 from cvstats.cube.score import is_score
 from cvstats.cube.threads import leading_parts, map_parts
@@ -75,7 +75,11 @@ R_DIM = "_r"
 
 
 def split_means(
-    cube: xr.DataArray, blocks: Sequence[str] | None = None, method: str = "this method"
+    cube: xr.DataArray,
+    blocks: Sequence[str] | None = None,
+    method: str = "this method",
+    *,
+    known: Checked | None = None,
 ) -> xr.DataArray:
     """Test mean ``μ̂_j`` of the splits (docs/theory.md §1), over ``(*extra, split, unit)``.
 
@@ -95,16 +99,21 @@ def split_means(
         the design function that provides a missing one); default every split.
     method : str
         Name of the calling method, for error messages.
+    known : Checked, optional
+        The cube's validated handle (:class:`cvstats.cube.known.Checked`): the means are
+        kept in its cache, shared by whoever holds it (the methods of one ``compare``).
     """
-    cache = scoped_cache(cube)  # within compare: computed once, shared by the methods
+    cache = known.cache if known is not None and known.cube is cube else None
     key = None if blocks is None else tuple(blocks)
     if cache is not None and key in cache:
         return cache[key]
-    # every split's means, when known: shared in compare's scope, or (outside it) those of
-    # a contrast cube, computed with it
+    # every split's means, when known: shared through the handle, or those of a contrast
+    # cube, computed with it
     whole = None
-    if not is_score(cube):
-        whole = cache.get(None) if cache is not None else _known_means(cube)
+    if not is_score(cube) and known is not None and cache is not None:
+        whole = cache.get(None)
+        if whole is None:
+            whole = _known_means(cube, known)
     if whole is None:
         means = _block_means(cube, blocks, method)
     else:
@@ -114,47 +123,45 @@ def split_means(
     return means
 
 
-def _known_means(cube: xr.DataArray) -> xr.DataArray | None:
-    """Return the split means remembered with an in-memory cube known finite, or None.
+def _known_means(cube: xr.DataArray, known: Checked) -> xr.DataArray | None:
+    """Return the split means a handle of an in-memory cube known finite carries, or None.
 
-    An in-memory contrast cube of :func:`cvstats.pairwise` or
-    :func:`cvstats.contrasts` has its split means computed while its
-    differences were (:class:`cvstats.cube.known.Facts`). A lazy cube's
-    methods stay lazy (outside ``compare``, which takes validation's means by
+    An in-memory contrast cube that ``compare`` makes from a formula has its
+    split means computed while its differences were
+    (:class:`cvstats.cube.known.Facts`). A lazy cube's methods stay lazy
+    (outside ``compare``, which takes validation's means by
     :func:`share_split_means`).
     """
     if lazy(cube.data):
         return None
-    facts = recall(cube)
-    if facts is None or not facts.finite or facts.means is None or lazy(facts.means.data):
+    facts = known.facts
+    if not facts.finite or facts.means is None or lazy(facts.means.data):
         return None
     return facts.means
 
 
-def share_split_means(cube: xr.DataArray) -> xr.DataArray:
-    """Compute the mean of every split of ``cube`` once, for the methods of a scope.
+def share_split_means(known: Checked) -> xr.DataArray:
+    """Compute the mean of every split of a handle's cube once, for the methods that share it.
 
-    Within :func:`cvstats.cube.known.scope` (``compare``), the later
-    :func:`split_means` calls take their blocks from these. A lazy cube's means
-    are computed here, in one read of the cube (they are small: one value per
-    split), so that no method reads the cube again and the methods' results
-    are in memory — or taken from validation, which computed them while it
-    read a lazy cube (:class:`cvstats.cube.known.Facts`), without a read.
+    The later :func:`split_means` calls given the handle (``compare``'s methods)
+    take their blocks from these. A lazy cube's means are computed here, in one
+    read of the cube (they are small: one value per split), so that no method
+    reads the cube again and the methods' results are in memory — or taken from
+    validation, which computed them while it read a lazy cube
+    (:class:`cvstats.cube.known.Facts`), without a read.
     """
-    facts = recall(cube)
-    cache = scoped_cache(cube)
+    facts, cache = known.facts, known.cache
     # validation's means, only for a cube known finite: a contrast's means taken from the
     # models' would not show a difference that overflows
-    if facts is not None and facts.finite and facts.means is not None and cache is not None:
+    if facts.finite and facts.means is not None:
         cache[None] = facts.means  # computed by validation, while it read the cube
         return facts.means
-    means = split_means(cube)
+    means = split_means(known.cube, known=known)
     if lazy(means.data):
         with warnings.catch_warnings():  # an overflow is a non-finite mean, checked by the caller
             warnings.simplefilter("ignore", RuntimeWarning)
             means = means.compute()
-        if cache is not None:
-            cache[None] = means
+        cache[None] = means
     return means
 
 
@@ -366,7 +373,9 @@ class BlockSizes:
         return self.kfold and not self.equal
 
 
-def block_sizes(cube: xr.DataArray, block: str, method: str) -> BlockSizes:
+def block_sizes(
+    cube: xr.DataArray, block: str, method: str, *, known: Checked | None = None
+) -> BlockSizes:
     """``n1``, ``n2`` (medians), the number of splits and whether ``n2`` is one size.
 
     The test sizes are read off the NaN pattern of the first element of the
@@ -380,15 +389,18 @@ def block_sizes(cube: xr.DataArray, block: str, method: str) -> BlockSizes:
     The splits of a block may differ in test size (a 2-fold split of an odd
     ``n``, groups of unequal size; ``docs/cube-schema.md``): ``equal`` is False
     then (for a k-fold main block, only when folds differ by more than one
-    example), and ``n1``, ``n2`` are the medians.
+    example), and ``n1``, ``n2`` are the medians. With the cube's validated handle
+    (``known``), the test counts validation made are read, and the sizes are kept
+    in its cache (shared by the methods of one ``compare``).
     """
-    cache = scoped_cache(cube)  # within compare: once per block, shared by the methods
+    cache = known.cache if known is not None and known.cube is cube else None
     key = (BlockSizes, block)  # not a tuple of block names: the split means use those
     if cache is not None and key in cache:
         return cache[key]
     pos = block_positions(cube, block, method)
     n1 = coord(cube, "n_train")[pos]
-    facts = recall(cube)
+    # what validation counted: through the handle, or remembered with a lazy cube
+    facts = known.facts if cache is not None else recall(cube)
     if is_score(cube) or (N_TEST in cube.coords and EXAMPLE in cube.dims):
         # no NaN pattern, or sizes stated: the test sizes are a coordinate
         n2 = coord(cube, N_TEST)[pos]
@@ -454,6 +466,8 @@ def check_one_size(
     n1: int | None,
     n2: int | None,
     known: BlockSizes | None = None,
+    *,
+    checked: Checked | None = None,
 ) -> None:
     """Refuse blocks without one test size, unless the caller states ``n1`` and ``n2``.
 
@@ -461,7 +475,8 @@ def check_one_size(
     :class:`BlockSizes` for what counts as one size (a k-fold partition of
     unequal folds has exact mean sizes, :attr:`BlockSizes.correction`, and
     passes). ``known``: the sizes of one of the blocks, already read (not read
-    again).
+    again); ``checked``: the cube's validated handle (the other blocks' sizes from
+    validation's counts, kept in its cache).
 
     Raises
     ------
@@ -475,7 +490,7 @@ def check_one_size(
         if known is not None and known.block == block:
             sizes = known
         else:
-            sizes = block_sizes(cube, block, method)
+            sizes = block_sizes(cube, block, method, known=checked)
         if sizes.correction is None:
             raise unequal_sizes_error(sizes, method)
 

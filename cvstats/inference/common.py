@@ -15,10 +15,11 @@ import xarray as xr
 
 from cvstats import kernels
 from cvstats._deprecation import renamed_argument
-from cvstats.cube import validate
 from cvstats.cube.apply import apply_kernel
 from cvstats.cube.checks import validate_alpha, validate_alternative
+from cvstats.cube.known import Checked
 from cvstats.cube.score import examples_refusal, is_score
+from cvstats.cube.validation import checked
 from cvstats.errors import ArgumentError, CubeError, DesignError
 from cvstats.inference.blocks import BlockSizes
 from cvstats.inference.registry import MethodSpec, time_order_refusal
@@ -29,6 +30,7 @@ __all__ = [
     "reported_size",
     "renamed_option",
     "Options",
+    "check_call",
     "check_options",
     "check_sizes",
     "check_not_time_ordered",
@@ -51,43 +53,64 @@ class Options(NamedTuple):
     alternative: str
 
 
+def check_call(
+    cube: xr.DataArray | Checked,
+    mu0: float,
+    alpha: float,
+    alternative: str,
+    *,
+    method: MethodSpec,
+) -> tuple[Options, Checked]:
+    """Check a call of a method (its options refused or not already) and validate its cube once.
+
+    Refuses, with a :class:`~cvstats.errors.CubeError` saying why and what to
+    collect instead, a score cube (:mod:`cvstats.cube.score`) when the method
+    needs per-example losses (``method.needs == "examples"``); validates the
+    cube, unless it comes as its validated handle
+    (:class:`~cvstats.cube.known.Checked`, from a caller that validated it);
+    refuses, with a :class:`~cvstats.errors.DesignError`, a cube whose training
+    sets are nested (attr ``nested_train = 1``, e.g. ``TimeSeriesSplit``) when
+    the method pools splits as exchangeable random draws
+    (:meth:`MethodSpec.time_order_refusal`); and checks ``mu0``, ``alpha``
+    and ``alternative``.
+
+    Returns
+    -------
+    options : Options
+    known : Checked
+        The cube's validated handle.
+    """
+    raw = cube.cube if isinstance(cube, Checked) else cube
+    if method.needs == "examples" and is_score(raw):
+        raise CubeError(examples_refusal(method.name))
+    known = checked(cube)
+    ordered = method.time_order_refusal(raw)  # after validation, which names a non-cube
+    if ordered is not None:
+        raise DesignError(ordered)
+    if isinstance(mu0, bool) or not isinstance(mu0, numbers.Real) or not np.isfinite(mu0):
+        raise ArgumentError(f"`mu0` must be a finite real number, got {mu0!r}.")
+    return Options(float(mu0), validate_alpha(alpha), validate_alternative(alternative)), known
+
+
 def check_options(
     cube: xr.DataArray,
     mu0: float,
     alpha: float,
     alternative: str,
     *,
-    check: bool = True,
-    method: MethodSpec | None = None,
+    method: MethodSpec,
     extra: Mapping[str, Any] | None = None,
 ) -> Options:
-    """Validate the cube (unless ``check=False``) and the options every test takes.
+    """Validate the cube and the options of ``method`` (its registry entry).
 
-    With ``method`` (its registry entry), also refuse, with an
-    :class:`~cvstats.errors.ArgumentError`, a value of a common option it does not
-    support (``method.only``) and any option in ``extra`` (the keywords a method
-    collected with ``**options``) that it does not take; and, with a
-    :class:`~cvstats.errors.CubeError` saying why and what to collect instead, a
-    score cube (:mod:`cvstats.cube.score`) when the method needs per-example
-    losses (``method.needs == "examples"``), even within
-    :func:`cvstats.cube.known.scope`; and, with a
-    :class:`~cvstats.errors.DesignError`, a cube whose training sets are nested (attr
-    ``nested_train = 1``, e.g. ``TimeSeriesSplit``) when the method pools splits as
-    exchangeable random draws (:meth:`MethodSpec.time_order_refusal`).
+    For a function outside the engine that runs as a method does (e.g.
+    :func:`cvstats.inference.nested.nested_cv_terms`): refuses, with an
+    :class:`~cvstats.errors.ArgumentError`, a value of a common option the
+    method does not support (``method.only``) and any option in ``extra`` it
+    does not take; then :func:`check_call`.
     """
-    if method is not None and method.needs == "examples" and is_score(cube):
-        raise CubeError(examples_refusal(method.name))
-    if method is not None:
-        method.check_options({"mu0": mu0, "alternative": alternative, **(extra or {})})
-    if check:  # not read again when trusted, or remembered and provably unchanged
-        validate(cube)
-    if method is not None:  # after validation, which names a cube that is no cube
-        ordered = method.time_order_refusal(cube)
-        if ordered is not None:
-            raise DesignError(ordered)
-    if isinstance(mu0, bool) or not isinstance(mu0, numbers.Real) or not np.isfinite(mu0):
-        raise ArgumentError(f"`mu0` must be a finite real number, got {mu0!r}.")
-    return Options(float(mu0), validate_alpha(alpha), validate_alternative(alternative))
+    method.check_options({"mu0": mu0, "alternative": alternative, **(extra or {})})
+    return check_call(cube, mu0, alpha, alternative, method=method)[0]
 
 
 def check_not_time_ordered(cube: xr.DataArray, method: str) -> None:

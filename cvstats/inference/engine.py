@@ -39,8 +39,10 @@ import xarray as xr
 from cvstats import kernels
 from cvstats._deprecation import renamed_argument
 from cvstats.cube.apply import apply_kernel
+from cvstats.cube.known import Checked
 from cvstats.errors import ArgumentError
-from cvstats.inference.common import Options, check_options, finish_test
+from cvstats.inference.blocks import BlockSizes, block_sizes, split_means
+from cvstats.inference.common import Options, check_call, finish_test
 from cvstats.inference.docs import fill_doc
 from cvstats.inference.registry import COMMON_DEFAULTS, COMMON_OPTIONS, MethodSpec, register
 from cvstats.results import InferenceResult
@@ -101,17 +103,35 @@ class Call:
 
     Attributes
     ----------
-    cube : xarray.DataArray
-        The cube, validated (and refused when the method cannot run on it).
+    known : Checked
+        The cube's validated handle (:class:`cvstats.cube.known.Checked`): made by
+        the engine for a method called alone, or handed down by its caller
+        (``compare``, which validated the cube once for all its methods).
     spec : MethodSpec
         The declaration of the entry this call runs.
     options : Options
         ``mu0``, ``alpha`` and ``alternative``, checked.
     """
 
-    cube: xr.DataArray
+    known: Checked
     spec: MethodSpec
     options: Options
+
+    @property
+    def cube(self) -> xr.DataArray:
+        """The cube, validated (and refused when the method cannot run on it)."""
+        return self.known.cube
+
+    def split_means(self, blocks: Sequence[str] | None, label: str) -> xr.DataArray:
+        """Return the test mean of every split of ``blocks`` (``blocks.split_means``).
+
+        Computed once per handle: the methods that share it share the reduction.
+        """
+        return split_means(self.cube, blocks, label, known=self.known)
+
+    def block_sizes(self, block: str, label: str) -> BlockSizes:
+        """Return the sizes of a block (``blocks.block_sizes``), once per handle."""
+        return block_sizes(self.cube, block, label, known=self.known)
 
     @property
     def mu0(self) -> float:
@@ -253,7 +273,7 @@ def method(*entries: MethodSpec) -> Callable[[Callable[..., Any]], Callable[...,
         options = (*COMMON_OPTIONS, *own)
 
         @functools.wraps(body, assigned=("__module__", "__name__", "__qualname__", "__doc__"))
-        def public(cube: xr.DataArray, **given: Any) -> Any:
+        def public(cube: xr.DataArray | Checked, **given: Any) -> Any:
             return _run(public.__method_entries__, body, own, cube, given)  # type: ignore[attr-defined]
 
         del public.__wrapped__  # the signature is the public one below, not the body's
@@ -270,10 +290,15 @@ def _run(
     entries: Sequence[MethodSpec],
     body: Callable[..., Any],
     own: Mapping[str, Any],
-    cube: xr.DataArray,
+    cube: xr.DataArray | Checked,
     given: dict[str, Any],
 ) -> Any:
-    """Run one call of a method: what every method shares, then its body."""
+    """Run one call of a method: what every method shares, then its body.
+
+    ``cube`` is a cube, validated here, or the validated handle its caller made
+    (:class:`~cvstats.cube.known.Checked`: ``compare`` validates once for all its
+    methods), which is not validated again.
+    """
     first = entries[0]
     name = body.__name__
     for old, new in first.renamed.items():
@@ -293,5 +318,7 @@ def _run(
     own_values = {k: values[k] for k in own}
     for key, check in spec.checks.items():
         own_values[key] = check(key, own_values[key])
-    opts = check_options(cube, values["mu0"], values["alpha"], values["alternative"], method=spec)
-    return body(Call(cube, spec, opts), **own_values)
+    opts, known = check_call(
+        cube, values["mu0"], values["alpha"], values["alternative"], method=spec
+    )
+    return body(Call(known, spec, opts), **own_values)

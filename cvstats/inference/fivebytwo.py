@@ -10,7 +10,7 @@ import numpy as np
 import xarray as xr
 
 from cvstats import kernels
-from cvstats.inference.blocks import M_DIM, SIDE_DIM, block_sizes, five_by_two_means, split_means
+from cvstats.inference.blocks import M_DIM, SIDE_DIM, five_by_two_means
 from cvstats.inference.common import make_result
 from cvstats.inference.engine import Call, method
 from cvstats.inference.registry import MethodSpec
@@ -90,8 +90,8 @@ def dietterich_5x2cv(call: Call, *, variant: str = "original") -> InferenceResul
     %(returns_inference_result)s
     """
     label = "5x2cv t"
-    p = five_by_two_means(split_means(call.cube, ["5x2"], label), label)
-    sizes = block_sizes(call.cube, "5x2", label)
+    p = five_by_two_means(call.split_means(["5x2"], label), label)
+    sizes = call.block_sizes("5x2", label)
     stat = call.kernel(
         kernels.dietterich_5x2_t,
         [p],
@@ -147,8 +147,8 @@ def combined_5x2cv_f(call: Call) -> InferenceResult:
     %(returns_inference_result)s
     """
     label = "combined 5x2cv F"
-    p = five_by_two_means(split_means(call.cube, ["5x2"], label), label)
-    sizes = block_sizes(call.cube, "5x2", label)
+    p = five_by_two_means(call.split_means(["5x2"], label), label)
+    sizes = call.block_sizes("5x2", label)
     statistic, _, _, pvalue = call.kernel(
         kernels.alpaydin_f, [p], [[M_DIM, SIDE_DIM]], mu0=call.mu0
     )

@@ -295,7 +295,9 @@ class MethodSpec:
             return None
         return time_order_refusal(cube, self.name)
 
-    def cube_refusal(self, cube: xr.DataArray, *, sizes_stated: bool = False) -> str | None:
+    def cube_refusal(
+        self, cube: xr.DataArray, *, sizes_stated: bool = False, known: Any = None
+    ) -> str | None:
         """Why this method cannot run on ``cube`` with its default options (None if it can).
 
         A score cube for a method that needs per-example losses; a cube whose
@@ -304,6 +306,8 @@ class MethodSpec:
         test different numbers of examples (but for a k-fold partition, whose
         mean sizes are exact: :attr:`~cvstats.inference.blocks.BlockSizes.correction`),
         unless ``sizes_stated`` (``n1`` and ``n2`` given) and the method takes them.
+        ``known``: the cube's validated handle (:class:`cvstats.cube.known.Checked`),
+        through which the block sizes are read once.
         """
         if self.needs == "examples" and is_score(cube):
             return examples_refusal(self.name)
@@ -314,7 +318,7 @@ class MethodSpec:
             return None
         for block in self.one_size:
             if block in set(np.asarray(cube["block"].values).tolist()):
-                sizes = block_sizes(cube, block, self.name)
+                sizes = block_sizes(cube, block, self.name, known=known)
                 if sizes.correction is None:
                     fix = (
                         "call it with rho="

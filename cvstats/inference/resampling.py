@@ -14,13 +14,11 @@ from cvstats.inference.blocks import (
     M_DIM,
     R_DIM,
     SIDE_DIM,
-    block_sizes,
     check_one_size,
     half_means,
     kfold_layout,
     main_means,
     replicate_means,
-    split_means,
 )
 from cvstats.inference.common import (
     check_sizes,
@@ -49,7 +47,7 @@ __all__ = [
 
 
 def _main(
-    cube: xr.DataArray,
+    call: Call,
     method: str,
     n1: int | None,
     n2: int | None,
@@ -62,10 +60,11 @@ def _main(
     (:func:`~cvstats.inference.common.correction_sizes`); otherwise the sizes
     reported (the medians, unless given).
     """
-    sizes = block_sizes(cube, "main", method)
-    mu = main_means(split_means(cube, ["main"], method), method, min_splits=2)
+    cube = call.cube
+    sizes = call.block_sizes("main", method)
+    mu = main_means(call.split_means(["main"], method), method, min_splits=2)
     if one_size:
-        check_one_size(cube, one_size, method, n1, n2, known=sizes)
+        check_one_size(cube, one_size, method, n1, n2, known=sizes, checked=call.known)
         n1_used, n2_used = correction_sizes(cube, sizes, n1, n2)
     else:
         n1_used, n2_used = check_sizes(
@@ -121,7 +120,7 @@ def resampled_t(call: Call, *, n1: int | None = None, n2: int | None = None) -> 
     >>> res.df.item(), res.n_splits
     (4.0, 5)
     """
-    mu, n1, n2, J = _main(call.cube, "resampled t", n1, n2)
+    mu, n1, n2, J = _main(call, "resampled t", n1, n2)
     stat = call.kernel(kernels.resampled_t, [mu], [[J_DIM]], mu0=call.mu0)
     return call.test(stat, n1=reported_size(n1), n2=reported_size(n2), n_splits=J)
 
@@ -173,7 +172,7 @@ def corrected_resampled_t(
 
     %(returns_inference_result)s
     """
-    mu, n1, n2, J = _main(call.cube, "corrected resampled t", n1, n2, one_size=call.spec.one_size)
+    mu, n1, n2, J = _main(call, "corrected resampled t", n1, n2, one_size=call.spec.one_size)
     stat = call.kernel(kernels.corrected_resampled_t, [mu], [[J_DIM]], n1=n1, n2=n2, mu0=call.mu0)
     return call.test(stat, n1=reported_size(n1), n2=reported_size(n2), n_splits=J)
 
@@ -225,12 +224,12 @@ def conservative_z(call: Call, *, n1: int | None = None, n2: int | None = None) 
     %(returns_inference_result)s
     """
     cube, label = call.cube, "conservative Z"
-    means = split_means(cube, ["main", "half"], label)
-    sizes = block_sizes(cube, "main", label)
+    means = call.split_means(["main", "half"], label)
+    sizes = call.block_sizes("main", label)
     mu = main_means(means, label)
     halves = half_means(means, label)
     reported = resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2)
-    check_one_size(cube, call.spec.one_size, label, n1, n2, known=sizes)
+    check_one_size(cube, call.spec.one_size, label, n1, n2, known=sizes, checked=call.known)
     M, J_half = halves.sizes[M_DIM], halves.sizes[J_DIM]
     stat = call.kernel(
         kernels.conservative_z, [mu, halves], [[J_DIM], [M_DIM, SIDE_DIM, J_DIM]], mu0=call.mu0
@@ -244,12 +243,12 @@ def _bootstrap(call: Call, n1: int | None, n2: int | None) -> InferenceResult:
     """Both bootstrap tests: the replicates' spread, with or without the correction."""
     corrected = bool(call.spec.one_size)
     cube, label = call.cube, "corrected bootstrap" if corrected else "bootstrap"
-    means = split_means(cube, ["main", "replicate"], label)
-    sizes = block_sizes(cube, "main", label)
+    means = call.split_means(["main", "replicate"], label)
+    sizes = call.block_sizes("main", label)
     mu = main_means(means, label)
     reps = replicate_means(means, label)
     if corrected:
-        check_one_size(cube, call.spec.one_size, label, n1, n2, known=sizes)
+        check_one_size(cube, call.spec.one_size, label, n1, n2, known=sizes, checked=call.known)
         n1_used, n2_used = correction_sizes(cube, sizes, n1, n2)
         kernel, extra = kernels.corrected_bootstrap_t, {"n1": n1_used, "n2": n2_used}
     else:
@@ -345,9 +344,9 @@ def corrected_bootstrap_t(
     return _bootstrap(call, n1, n2)
 
 
-def _fold_means(cube: xr.DataArray, method: str) -> tuple[xr.DataArray, int, int]:
-    K, repeats = kfold_layout(cube, method)
-    return main_means(split_means(cube, ["main"], method), method, min_splits=2), K, repeats
+def _fold_means(call: Call, method: str) -> tuple[xr.DataArray, int, int]:
+    K, repeats = kfold_layout(call.cube, method)
+    return main_means(call.split_means(["main"], method), method, min_splits=2), K, repeats
 
 
 @method(
@@ -388,14 +387,14 @@ def kfold_t(call: Call, *, n1: int | None = None, n2: int | None = None) -> Infe
 
     %(returns_inference_result)s
     """
-    mu, K, repeats = _fold_means(call.cube, "k-fold t")
+    mu, K, repeats = _fold_means(call, "k-fold t")
     if repeats != 1:
         raise DesignError(
             f"k-fold t uses one K-fold run, but the main block has {repeats} repeats; use "
             "corrected_repeated_kfold_t, or select one repeat with "
             "cube.isel(split=cube.repeat == 0)."
         )
-    sizes = block_sizes(call.cube, "main", "k-fold t")
+    sizes = call.block_sizes("main", "k-fold t")
     stat = call.kernel(kernels.kfold_t, [mu], [[J_DIM]], mu0=call.mu0)
     return call.test(
         stat,
@@ -462,8 +461,8 @@ def corrected_repeated_kfold_t(
     %(returns_inference_result)s
     """
     method_label = "corrected repeated k-fold t"
-    mu, K, repeats = _fold_means(call.cube, method_label)
-    sizes = block_sizes(call.cube, "main", method_label)
+    mu, K, repeats = _fold_means(call, method_label)
+    sizes = call.block_sizes("main", method_label)
     n1_used, n2_used = resolve_size("n1", n1, sizes.n1), resolve_size("n2", n2, sizes.n2)
     if sizes.equal or (n1 is None and n2 is None):
         # folds of one size (up to rounding), or a partition's mean sizes n - n/k and n/k:

@@ -18,8 +18,8 @@ import pandas as pd
 import xarray as xr
 
 from cvstats.cube import unit_dim
-from cvstats.cube.formula import contrasts, parse_formula, select_loss
-from cvstats.cube.known import Facts, in_one_call, recall, scope, settle
+from cvstats.cube.formula import checked_contrasts, parse_formula, select_loss
+from cvstats.cube.known import Checked, remember
 from cvstats.cube.schema import CONTRAST, EXAMPLE, MODEL, N_TEST, SPLIT
 from cvstats.cube.score import examples_refusal, is_score
 from cvstats.cube.validation import check_finite_means, validated
@@ -402,23 +402,22 @@ def _check_zero_one(models: xr.DataArray) -> None:
 
 def _resolve_cube(
     formula: str | xr.DataArray, data: xr.DataArray | xr.Dataset | None
-) -> tuple[xr.DataArray, str, Facts]:
-    """Return the validated contrast cube, a description of its contrasts and its facts."""
+) -> tuple[Checked, str]:
+    """Return the contrast cube's validated handle and a description of its contrasts."""
     if isinstance(formula, xr.DataArray) and data is None:
         cube = formula
-        # not read again if remembered (a contrast cube of ours); a lazy one's finiteness is
-        # checked below, from the split means
+        # a lazy one's finiteness is checked below, from the split means
         facts = validated(cube, defer_finite=not is_score(cube))
         if unit_dim(cube) != CONTRAST:
             cube = cube.rename({unit_dim(cube): CONTRAST})
-        return cube, str(cube.attrs.get("formula", f"{cube.name} by {CONTRAST}")), facts
+        described = str(cube.attrs.get("formula", f"{cube.name} by {CONTRAST}"))
+        return Checked(cube, facts), described
     if isinstance(formula, str):
         if data is None:
             raise CvstatsTypeError("`data` is required with a formula: compare(formula, data).")
-        # contrasts() validates the cube it reads; a linear contrast of a valid cube keeps
+        # the contrasts of the cube, validated once: a linear contrast of a valid cube keeps
         # its NaN pattern, finiteness and coordinates, so one validation pass is enough
-        cube = contrasts(formula, data)
-        return cube, formula, recall(cube) or Facts()
+        return checked_contrasts(formula, data), formula
     raise CvstatsTypeError(
         f"`formula` must be a str (with `data`) or a cube, got {type(formula).__name__}."
     )
@@ -461,7 +460,7 @@ def _reading_notes(
 
 
 def _method_names(
-    cube: xr.DataArray,
+    known: Checked,
     methods: Sequence[str] | None,
     target: str,
     options: dict[str, Any],
@@ -477,6 +476,7 @@ def _method_names(
     (:mod:`cvstats.cube.score`), a method that needs per-example losses. Named
     explicitly, each is an error.
     """
+    cube = known.cube
     if methods is None:
         names = applicable_methods(cube, target)
         notes = [
@@ -486,7 +486,7 @@ def _method_names(
         ]
         why = {
             n: METHODS[n].refusal(options)
-            or METHODS[n].cube_refusal(cube, sizes_stated=sizes_stated)
+            or METHODS[n].cube_refusal(cube, sizes_stated=sizes_stated, known=known)
             for n in names
         }
         # one note per reason, naming every method it drops ("a, b left out: each needs ...")
@@ -538,7 +538,6 @@ def _method_names(
     return names, []
 
 
-@in_one_call  # the contrast cube made from a formula is validated once in the call
 def compare(
     formula: str | xr.DataArray,
     data: xr.DataArray | xr.Dataset | None = None,
@@ -619,7 +618,9 @@ def compare(
     """
     if target not in TARGETS:
         raise ArgumentError(f"`target` must be one of {list(TARGETS)}, got {target!r}.")
-    cube, described, facts = _resolve_cube(formula, data)  # (a formula checked before any import)
+    # validated once; the handle goes to every method (a formula checked before any import)
+    known, described = _resolve_cube(formula, data)
+    cube = known.cube
     adjust = check_adjust(adjust)
     options: dict[str, Any] = {"mu0": mu0, "alpha": alpha, "alternative": alternative}
     sizes = _given_sizes(cube, n1, n2)
@@ -635,25 +636,24 @@ def compare(
             )
         ]
     results: dict[str, InferenceResult] = {}
-    with scope(cube, facts):  # one validation, and the split means computed once
-        names, notes = _method_names(cube, methods, target, options, sizes_stated=len(sizes) == 2)
-        notes = own + notes
-        if isinstance(formula, str) and any(METHODS[n].zero_one for n in names):
-            _check_zero_one(select_loss(data, parse_formula(formula)[0], "the formula"))
-        if (len(names) > 1 or not facts.finite) and not is_score(cube):
-            # every split's mean in one reduction (one read of a lazy cube), shared by the
-            # methods; for a lazy contrast cube, they also prove its losses finite
-            means = share_split_means(cube)
-            if not facts.finite:
-                check_finite_means(cube, means)
-                facts = replace(facts, finite=True)
-                settle(cube, facts)
-        for name in names:
-            spec = METHODS[name]
-            sub = _pairs_only(cube) if spec.contrasts == "pairwise" else cube
-            with scope(sub, facts):
-                results[name] = spec.func(sub, **spec.fixed, **options, **_sizes_for(spec, sizes))
-        notes += _size_notes(cube, list(results), sizes)
+    names, notes = _method_names(known, methods, target, options, sizes_stated=len(sizes) == 2)
+    notes = own + notes
+    if isinstance(formula, str) and any(METHODS[n].zero_one for n in names):
+        _check_zero_one(select_loss(data, parse_formula(formula)[0], "the formula"))
+    if (len(names) > 1 or not known.facts.finite) and not is_score(cube):
+        # every split's mean in one reduction (one read of a lazy cube), shared by the
+        # methods through the handle; for a lazy contrast cube, they also prove its losses
+        # finite
+        means = share_split_means(known)
+        if not known.facts.finite:
+            check_finite_means(cube, means)
+            known = known.with_facts(replace(known.facts, finite=True))
+            remember(cube, known.facts)  # a lazy cube stays known for the next call
+    for name in names:
+        spec = METHODS[name]
+        handle = known.of(_pairs_only(cube)) if spec.contrasts == "pairwise" else known
+        results[name] = spec.func(handle, **spec.fixed, **options, **_sizes_for(spec, sizes))
+    notes += _size_notes(known, list(results), sizes)
     supported = tuple(applicable_methods(cube, target))
     left_out = () if methods is not None else tuple(n for n in supported if n not in results)
     notes += _reading_notes(cube, alpha, own=bool(own), adjust=adjust)
@@ -664,10 +664,13 @@ def compare(
         if how is not None:
             models = select_loss(data, parse_formula(formula)[0], "the formula")
             spec = METHODS[how]
+            # the models' cube was validated with the contrasts (its test counts are theirs);
             # display only: a zero variance there was warned about by the methods above
-            with scope(models, facts), warnings.catch_warnings():  # counts shared with P
+            with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ZeroVarianceWarning)
-                levels = spec.func(models, **spec.fixed, alpha=alpha, **_sizes_for(spec, sizes))
+                levels = spec.func(
+                    known.of(models), **spec.fixed, alpha=alpha, **_sizes_for(spec, sizes)
+                )
     # a cube of models compared as it is tests each model against mu0: no comparisons
     adjusted, adjustments = _adjust(results, None if own else adjust, alpha)
     return ComparisonTable(
@@ -701,8 +704,9 @@ def _sizes_for(spec: Any, sizes: dict[str, int]) -> dict[str, int]:
     return {k: v for k, v in sizes.items() if k in spec.options}
 
 
-def _size_notes(cube: xr.DataArray, names: list[str], sizes: dict[str, int]) -> list[str]:
+def _size_notes(known: Checked, names: list[str], sizes: dict[str, int]) -> list[str]:
     """Return notes on the sizes the corrections used: given ones, or a partition's means."""
+    cube = known.cube
     if sizes:
         takers = [n for n in names if _sizes_for(METHODS[n], sizes)]
         others = [n for n in names if n not in takers]
@@ -714,7 +718,7 @@ def _size_notes(cube: xr.DataArray, names: list[str], sizes: dict[str, int]) -> 
     corrected = [n for n in names if "main" in METHODS[n].one_size]
     if not corrected:
         return []
-    main = block_sizes(cube, "main", corrected[0])
+    main = block_sizes(cube, "main", corrected[0], known=known)
     if not main.partition_means:
         return []
     K, _ = kfold_layout(cube, corrected[0])

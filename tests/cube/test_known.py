@@ -2,8 +2,8 @@
 
 ``cvstats.cube.known`` remembers a lazy cube (a dask graph, renamed by any
 assignment) together with a snapshot of everything else validation reads;
-``compare`` trusts the cubes it validates or makes within the call and shares
-the split means among its methods; an in-memory cube, even a read-only
+``compare`` validates its cube once and hands its methods the validated handle
+(``Checked``), through which they share the split means; an in-memory cube, even a read-only
 contrast cube, is validated again by every call (numpy lets anyone make it
 writable again). These tests check that the proof is sound (any change is
 seen and the cube is validated again), that the fast paths compute the same
@@ -23,7 +23,8 @@ import xarray as xr
 
 import cvstats
 from cvstats import CubeError, designs
-from cvstats.cube.known import Facts, call, immutable, recall, scope, scoped_cache
+from cvstats.cube.formula import checked_contrasts, checked_pairwise
+from cvstats.cube.known import Checked, Facts, immutable, recall
 from cvstats.cube.schema import CONTRAST, MODEL
 from cvstats.cube.validation import validated
 from cvstats.inference.blocks import block_sizes, split_means
@@ -51,16 +52,16 @@ def test_a_users_cube_is_not_remembered():
     assert recall(cube) is None
 
 
-def test_pairwise_is_read_only_and_known_within_a_call_only():
+def test_pairwise_is_read_only_and_not_remembered():
     contrast = cvstats.pairwise(loss_cube(3))
     assert not contrast.data.flags.writeable
     assert not immutable(contrast.data)  # numpy: setflags(write=True) unlocks it
     assert recall(contrast) is None  # validated again by the next call
-    with call():
-        contrast = cvstats.pairwise(loss_cube(3))
-        facts = recall(contrast)
-        assert isinstance(facts, Facts)
-    assert recall(contrast) is None
+    # compare's route: the contrast cube comes with what its validation would prove
+    known = checked_pairwise(loss_cube(3))
+    assert isinstance(known, Checked) and isinstance(known.facts, Facts)
+    assert known.facts.finite and known.facts.first_counts is not None
+    assert recall(known.cube) is None  # nothing global: the handle is the proof
     with pytest.raises(ValueError, match="read-only"):
         contrast.values[0, 0, 0, 0] = 1.0
     # the counts it remembers are those a fresh count of the NaN pattern gives
@@ -91,9 +92,8 @@ def test_subtraction_equals_the_weighted_sum(models):
 
 def test_treatment_contrasts_keep_the_same_values():
     cube = loss_cube(3)
-    with call():
-        got = cvstats.contrasts("loss ~ model", cube)
-        assert recall(got) is not None
+    got = cvstats.contrasts("loss ~ model", cube)
+    assert checked_contrasts("loss ~ model", cube).facts.finite
     models = [cube.isel(model=k, drop=True) for k in range(3)]
     want = [models[0], models[1] - models[0], models[2] - models[0]]
     for k, w in enumerate(want):
@@ -102,9 +102,9 @@ def test_treatment_contrasts_keep_the_same_values():
 
 def test_general_weights_go_through_einsum_and_are_remembered():
     cube = loss_cube(3)
-    with call():
-        got = cvstats.contrasts("loss ~ C(model, contr.sum)", cube)
-        assert recall(got) is not None
+    got = cvstats.contrasts("loss ~ C(model, contr.sum)", cube)
+    known = checked_contrasts("loss ~ C(model, contr.sum)", cube)
+    assert known.facts.finite and known.facts.means is None  # einsum: no means on the way
     mean = cube.mean(MODEL)
     np.testing.assert_allclose(got.isel(contrast=0, drop=True), mean, rtol=1e-14)
 
@@ -300,17 +300,18 @@ def test_compare_with_shared_means_equals_each_method_on_a_fresh_cube():
         )
 
 
-def test_split_means_are_shared_within_a_scope_only():
+def test_split_means_are_shared_through_the_handle_only():
     contrast = cvstats.pairwise(loss_cube())
-    assert scoped_cache(contrast) is None
-    with scope(contrast):
-        first = split_means(contrast, ["main", "replicate"], "t")
-        with scope(contrast):  # a nested scope of the same cube shares its cache
-            assert split_means(contrast, ["main", "replicate"], "t") is first
-        fresh = split_means(writable(contrast), ["main", "replicate"], "t")
-        np.testing.assert_array_equal(first.values, fresh.values)
-        np.testing.assert_array_equal(first["split"].values, fresh["split"].values)
-    assert scoped_cache(contrast) is None
+    known = Checked(contrast, validated(contrast))
+    first = split_means(contrast, ["main", "replicate"], "t", known=known)
+    assert split_means(contrast, ["main", "replicate"], "t", known=known) is first
+    assert split_means(contrast, ["main", "replicate"], "t") is not first  # no handle: again
+    # a handle of another cube is not used for this one
+    other = Checked(writable(contrast), known.facts)
+    assert split_means(contrast, ["main", "replicate"], "t", known=other) is not first
+    fresh = split_means(writable(contrast), ["main", "replicate"], "t")
+    np.testing.assert_array_equal(first.values, fresh.values)
+    np.testing.assert_array_equal(first["split"].values, fresh["split"].values)
 
 
 # ---------------------------------------------------------------------------
@@ -525,11 +526,12 @@ def test_validations_means_equal_split_means():
     assert facts.largest == pytest.approx(float(np.abs(loss_cube(3)).max()))
 
 
-def test_block_sizes_are_computed_once_per_block_in_a_scope():
+def test_block_sizes_are_computed_once_per_block_through_the_handle():
     contrast = cvstats.pairwise(loss_cube(3))
-    with scope(contrast):
-        first = block_sizes(contrast, "half", "m")
-        assert block_sizes(contrast, "half", "other method") is first  # shared, not recomputed
-        assert block_sizes(contrast, "main", "m") is not first
+    known = Checked(contrast, validated(contrast))
+    first = block_sizes(contrast, "half", "m", known=known)
+    # shared, not recomputed
+    assert block_sizes(contrast, "half", "other method", known=known) is first
+    assert block_sizes(contrast, "main", "m", known=known) is not first
     fresh = block_sizes(writable(contrast), "half", "m")
     assert first == fresh and block_sizes(contrast, "half", "m") is not first

@@ -14,7 +14,8 @@ import cvstats
 from cvstats import CubeError, designs
 from cvstats.cube import threads
 from cvstats.cube.dense import _fast_counts, _value_summary
-from cvstats.cube.known import call, recall
+from cvstats.cube.formula import checked_pairwise
+from cvstats.cube.known import recall
 from cvstats.inference.blocks import _means, split_means
 
 
@@ -238,19 +239,18 @@ def test_a_problem_in_the_last_block_is_found(tiny_blocks, model):
 @pytest.mark.parametrize("models", [2, 3])
 def test_a_contrast_and_its_split_means_are_identical_in_blocks(tiny_blocks, models):
     c = cube(models=models)
-    with call():  # what pairwise computed is known within a call (compare's)
-        contrast = cvstats.pairwise(c)
-        facts = recall(contrast)
-        assert facts is not None and facts.finite and facts.means is not None
-        want = _means(writable(contrast))  # the reduction of the contrast cube itself
-        xr.testing.assert_identical(facts.means, want)
-        np.testing.assert_array_equal(facts.means.values, want.values)  # bit for bit
-        pairs = [(a, b) for a in range(models) for b in range(a + 1, models)]
-        want_values = np.stack([c.values[..., a] - c.values[..., b] for a, b in pairs], axis=-1)
-        np.testing.assert_array_equal(contrast.values, want_values)
-        assert split_means(contrast) is facts.means  # no losses read again in the call
-        sub = split_means(contrast, ["half"], "t")
-        xr.testing.assert_identical(sub, _means(writable(contrast).isel(split=sub.split.values)))
+    known = checked_pairwise(c)  # compare's route
+    contrast, facts = known.cube, known.facts
+    assert facts.finite and facts.means is not None
+    want = _means(writable(contrast))  # the reduction of the contrast cube itself
+    xr.testing.assert_identical(facts.means, want)
+    np.testing.assert_array_equal(facts.means.values, want.values)  # bit for bit
+    pairs = [(a, b) for a in range(models) for b in range(a + 1, models)]
+    want_values = np.stack([c.values[..., a] - c.values[..., b] for a, b in pairs], axis=-1)
+    np.testing.assert_array_equal(contrast.values, want_values)
+    assert split_means(contrast, known=known) is facts.means  # no losses read again
+    sub = split_means(contrast, ["half"], "t", known=known)
+    xr.testing.assert_identical(sub, _means(writable(contrast).isel(split=sub.split.values)))
 
 
 def test_an_overflow_in_the_last_block_is_not_trusted(tiny_blocks):
@@ -296,10 +296,9 @@ def test_a_call_from_within_a_part_runs_in_that_thread(cut, monkeypatch):
 
 
 def test_remembered_means_cannot_be_edited_through_split_means(tiny_blocks):
-    with call():
-        contrast = cvstats.pairwise(cube())
-        first = split_means(contrast)
-        before = first.values.copy()
-        with pytest.raises(ValueError, match="read-only"):
-            first += 100
-        np.testing.assert_array_equal(split_means(contrast).values, before)
+    known = checked_pairwise(cube())
+    first = split_means(known.cube, known=known)
+    before = first.values.copy()
+    with pytest.raises(ValueError, match="read-only"):
+        first += 100
+    np.testing.assert_array_equal(split_means(known.cube, known=known).values, before)
