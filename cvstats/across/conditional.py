@@ -321,7 +321,7 @@ def _align(a: xr.DataArray, b: xr.DataArray, name: str) -> tuple[xr.DataArray, x
 
 def _t_interval(est: xr.DataArray, se: xr.DataArray, N: int, alpha: float) -> xr.DataArray:
     c = float(kernels.critical_value(N - 1, alpha))
-    return bounds(est - c * se, est + c * se)
+    return bounds(est - c * se, est + c * se, alpha=alpha)
 
 
 def cv_bias(
@@ -448,7 +448,7 @@ def cv_bias(
         "sd_cv": per_dataset.std(dataset_dim, ddof=1),
         "sd_conditional": ec.std(dataset_dim, ddof=1),
         "correlation": corr,
-        "correlation_ci": bounds(lo, hi),
+        "correlation_ci": bounds(lo, hi, alpha=alpha),
     }
     out = xr.Dataset({k: as_dataarray(v, keep_attrs=False) for k, v in data_vars.items()})
     out = EstimatesResult.from_dataset(out)

@@ -308,9 +308,11 @@ def kfold_moments(
         data[f"{name}_se"] = se[name].assign_attrs(
             description=f"jackknife standard error of {name}"
         )
-        data[f"{name}_ci"] = bounds(est[name] - z * se[name], est[name] + z * se[name])
+        data[f"{name}_ci"] = bounds(
+            est[name] - z * se[name], est[name] + z * se[name], alpha=alpha
+        )
     lo, hi = apply_kernel(kk.variance_ci, [est["empirical_var"]], [[]], 2, df=N - 1, alpha=alpha)
-    data["empirical_var_ci"] = bounds(lo, hi).assign_attrs(
+    data["empirical_var_ci"] = bounds(lo, hi, alpha=alpha).assign_attrs(
         description="chi-square interval for Var[μ̂] (Gaussian μ̂)"
     )
     out = xr.Dataset(

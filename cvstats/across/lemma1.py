@@ -42,7 +42,7 @@ _PARAMS = ("beta", "delta", "pi")
 def normal_interval(estimate: xr.DataArray, stderr: xr.DataArray, alpha: float) -> xr.DataArray:
     """``estimate ± z_{1-α/2} stderr`` over a trailing ``ci_bound`` dim (lazy on dask)."""
     z = float(scipy.stats.norm.isf(alpha / 2))
-    return bounds(estimate - z * stderr, estimate + z * stderr)
+    return bounds(estimate - z * stderr, estimate + z * stderr, alpha=alpha)
 
 
 def with_interval(
@@ -189,7 +189,10 @@ def fit_lemma1(
     est = dict(zip(_PARAMS, out[:3], strict=True))
     se = dict(zip(_PARAMS, out[3:], strict=True))
     data = with_interval({p: (est[p], se[p]) for p in _PARAMS}, alpha)
-    data = {name: as_dataarray(value, keep_attrs=False) for name, value in data.items()}
+    # (an interval keeps its level: bounds' attrs ``alpha`` and ``level``)
+    data = {
+        name: as_dataarray(value, keep_attrs=name.endswith("_ci")) for name, value in data.items()
+    }
     ds = xr.Dataset(
         data,
         attrs={

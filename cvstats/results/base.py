@@ -195,19 +195,31 @@ def as_dataarray(value: Any, *, keep_attrs: bool = True) -> xr.DataArray:
     )
 
 
-def bounds(lower: xr.DataArray, upper: xr.DataArray) -> xr.DataArray:
+def bounds(
+    lower: xr.DataArray, upper: xr.DataArray, *, alpha: float | None = None
+) -> xr.DataArray:
     """Stack two bound arrays on a trailing ``ci_bound`` dim (``["lower", "upper"]``).
 
-    Lazy on dask-backed arrays.
+    The one stored form of an interval in cvstats: its level goes in its attrs
+    (``alpha``, and ``level = 1 - alpha``, as ArviZ records ``hdi_prob``) when
+    given; :class:`ConfidenceInterval` and the frames' ``ci_lower``/``ci_upper``
+    columns are views of it. Lazy on dask-backed arrays.
 
     Examples
     --------
     >>> import xarray as xr
     >>> from cvstats.results import bounds
-    >>> ci = bounds(xr.DataArray(0.1), xr.DataArray(0.3))
-    >>> ci.dims, ci.ci_bound.values.tolist()
-    (('ci_bound',), ['lower', 'upper'])
+    >>> ci = bounds(xr.DataArray(0.1), xr.DataArray(0.3), alpha=0.05)
+    >>> ci.dims, ci.ci_bound.values.tolist(), ci.attrs["level"]
+    (('ci_bound',), ['lower', 'upper'], 0.95)
     """
+    out = _stacked(lower, upper)
+    if alpha is not None:
+        out.attrs = {**out.attrs, "alpha": float(alpha), "level": round(1.0 - float(alpha), 12)}
+    return out
+
+
+def _stacked(lower: xr.DataArray, upper: xr.DataArray) -> xr.DataArray:
     pair = [as_dataarray(lower), as_dataarray(upper)]
     low, high = pair
     if (
@@ -222,7 +234,7 @@ def bounds(lower: xr.DataArray, upper: xr.DataArray) -> xr.DataArray:
             dims=(*low.dims, CI_BOUND),
             coords={**low.coords.variables, CI_BOUND: np.array(BOUNDS)},
             name=low.name,
-            attrs=low.attrs,
+            attrs=dict(low.attrs),
         )
     out = xr.concat(pair, dim=CI_BOUND, coords="minimal", compat="override")
     return out.assign_coords({CI_BOUND: np.array(BOUNDS)}).transpose(..., CI_BOUND)

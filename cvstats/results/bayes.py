@@ -148,7 +148,7 @@ class BayesianResult(Result):
         )
         if clip:
             low, high, _ = clip_interval(low, high, self.mean, self.loss)
-        return bounds(low, high)
+        return bounds(low, high, alpha=alpha)
 
     def credible_interval(
         self, alpha: float | None = None, *, clip: bool = True

@@ -154,7 +154,7 @@ class InferenceResult(Result):
             infinite bound; NaN for methods without an interval (Alpaydın's F).
         """
         low, high, _ = self._bounds(alpha, clip)
-        return bounds(low, high)
+        return bounds(low, high, alpha=self.alpha if alpha is None else alpha)
 
     def _bounds(
         self, alpha: float | None, clip: bool = True
