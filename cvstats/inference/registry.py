@@ -56,6 +56,7 @@ __all__ = [
     "register",
     "spec",
     "time_order_refusal",
+    "time_ordered_methods",
 ]
 
 #: What a method's interval is valid for: the learner (unconditional error,
@@ -532,7 +533,8 @@ def time_order_refusal(cube: xr.DataArray, method: str) -> str | None:
     random draws of one design with one training size ``n1``, which is what
     Lemma 1 and every variance formula over splits assume (docs/theory.md §2, §4).
     The message says so and what applies instead: a hold-out test of one split
-    (the last, trained on the most data) on a loss cube; nothing on a score cube.
+    (the last, trained on the most data) on a loss cube, nothing on a score cube;
+    and the registered methods for time-ordered splits (:func:`time_ordered_methods`).
 
     Raises
     ------
@@ -560,10 +562,39 @@ def time_order_refusal(cube: xr.DataArray, method: str) -> str | None:
         f"cube's training sets are nested (attr `{NESTED_TRAIN}` = 1, as TimeSeriesSplit makes "
         "them): they grow and overlap and the splits come in a fixed order, so the variance "
         "formulas over splits (Lemma 1; docs/theory.md §2, §4), which assume random splits of one "
-        f"training size n1, do not hold. {instead} No method of cvstats pools time-ordered "
-        "splits (for forecasts over a rolling origin, see tests of equal predictive accuracy, "
-        "e.g. Diebold & Mariano, 1995)."
+        f"training size n1, do not hold. {instead} {_time_ordered_alternative(cube)}"
     )
+
+
+def time_ordered_methods(cube: xr.DataArray) -> list[str]:
+    """Names of the registered methods for this cube's time-ordered splits, in table order.
+
+    The methods that do not pool splits as random draws (:attr:`MethodSpec.random_splits`
+    False) and whose design kind the cube has, other than the one hold-out split (named
+    by :func:`time_order_refusal` itself); those that need per-example losses are listed
+    for a score cube too (its refusal says to collect a loss cube). Read off the
+    declarations, so a method declared for time-ordered designs is named by every
+    refusal of a pooled method without an edit here.
+    """
+    kinds = design_kinds(cube) - {"holdout"}
+    return [n for n, s in METHODS.items() if not s.random_splits and s.design in kinds]
+
+
+def _time_ordered_alternative(cube: xr.DataArray) -> str:
+    """Return the sentence of :func:`time_order_refusal` on what runs over every split in order."""
+    names = time_ordered_methods(cube)
+    if not names:
+        return (
+            "No method of cvstats pools time-ordered splits (for forecasts over a rolling "
+            "origin, see tests of equal predictive accuracy, e.g. Diebold & Mariano, 1995)."
+        )
+    listed = "; ".join(f"{n}(cube) ({METHODS[n].source})" for n in names)
+    loss_cube = (
+        " on a loss cube"
+        if is_score(cube) and any(METHODS[n].needs == "examples" for n in names)
+        else ""
+    )
+    return f"For the losses of every split in time order, use{loss_cube}: {listed}."
 
 
 def design_kinds(cube: xr.DataArray) -> set[str]:

@@ -26,7 +26,7 @@ import cvstats
 from cvstats import ArgumentError, CubeError, DesignError, designs
 from cvstats.cube import scores_from_losses
 from cvstats.cube.compact import compact_cube, to_compact
-from cvstats.inference.registry import METHODS, applicable_methods
+from cvstats.inference.registry import METHODS, applicable_methods, time_ordered_methods
 
 N = 40
 WHY = "training sets are nested .* not hold"
@@ -57,7 +57,8 @@ def test_the_time_series_design_flags_nested_training_sets():
     cube = time_series_cube()
     assert cube.attrs["nested_train"] == 1
     # the structure admits random-split methods; the attr is what refuses them
-    assert applicable_methods(cube) == ["resampled_t", "corrected_resampled_t"]
+    pooled = [n for n in applicable_methods(cube) if METHODS[n].random_splits]
+    assert pooled == ["resampled_t", "corrected_resampled_t"]
 
 
 @pytest.mark.parametrize("name", [n for n, s in METHODS.items() if s.random_splits])
@@ -99,13 +100,47 @@ def test_the_refusal_names_the_last_split_and_the_reason():
         "fixed order",
         "holdout_t(cube, split=3)",
         "cube.sel(split=[3])",
-        "No method of cvstats pools time-ordered splits",
     ):
+        assert words in message, words
+    # what runs over every split in time order is read off the registry
+    ordered = time_ordered_methods(cube)
+    supported = applicable_methods(cube, defaults_only=False)
+    assert ordered == [n for n in supported if not METHODS[n].random_splits]
+    for words in [f"{n}(cube) ({METHODS[n].source})" for n in ordered] or [
+        "No method of cvstats pools time-ordered splits"
+    ]:
         assert words in message, words
 
 
-def test_compare_raises_when_every_method_is_refused():
+def test_the_refusal_names_the_declared_time_ordered_methods(monkeypatch):
+    from dataclasses import replace
+
+    from cvstats.inference import registry
+
     cube = time_series_cube()
+    probe = replace(
+        METHODS["holdout_t"], name="probe_ordered", design="resampled", source="Probe (2026)"
+    )
+    monkeypatch.setitem(registry.METHODS._specs, "probe_ordered", probe)
+    assert "probe_ordered" in time_ordered_methods(cube)
+    message = METHODS["resampled_t"].time_order_refusal(cube)
+    assert "use: " in message and "probe_ordered(cube) (Probe (2026))" in message
+    assert "No method of cvstats pools" not in message
+    scores = scores_from_losses(cube)
+    assert "use on a loss cube: " in METHODS["resampled_t"].time_order_refusal(scores)
+
+
+def overlapping_cube() -> xr.DataArray:
+    """Nested training sets whose test windows overlap (a rolling origin, 10 steps ahead)."""
+    pairs = [(np.arange(10 + 5 * j), np.arange(10 + 5 * j, 20 + 5 * j)) for j in range(4)]
+    d = designs.from_splitter(pairs, n=N)
+    assert d.attrs["nested_train"] == 1
+    losses = np.random.default_rng(0).random((d.sizes["split"], N, 2))
+    return cvstats.from_arrays(losses, design=d, models=["a", "b"])
+
+
+def test_compare_raises_when_every_method_is_refused():
+    cube = overlapping_cube()
     with pytest.raises(ArgumentError, match="no method applies") as info:
         cvstats.compare("loss ~ model", cube)
     message = str(info.value)
