@@ -25,7 +25,8 @@ from numpy.typing import NDArray
 from cvstats.checks import check_float_range
 from cvstats.cube import in_test
 from cvstats.cube.compact import EXAMPLE_INDEX, SLOT
-from cvstats.cube.dense import NESTED_TRAIN, nested_train
+from cvstats.cube.dense import NESTED_TRAIN, time_ordered
+from cvstats.cube.dense import TIME_ORDERED as ORDERED_ATTR
 from cvstats.cube.schema import EXAMPLE, SPLIT
 from cvstats.errors import ArgumentError, CvstatsWarning, DesignError
 from cvstats.inference.engine import Call, Check, Choice, method
@@ -74,11 +75,12 @@ def _tested_once(positions: np.ndarray) -> bool:
 def _is_time_ordered(cube: xr.DataArray) -> bool:
     """Whether a cube is of the ``time_ordered`` design kind (:data:`TIME_ORDERED`).
 
-    Nested training sets (attr ``nested_train`` = 1) and a main block of ``J >= 2``
+    Time-ordered splits (attr ``nested_train`` or ``time_ordered`` = 1:
+    :func:`~cvstats.cube.dense.time_ordered`) and a main block of ``J >= 2``
     splits whose test sets do not overlap (not read on a score cube, which has no
     per-example losses: the methods that need them are left out of it anyway).
     """
-    if not nested_train(cube) or "block" not in cube.coords:
+    if not time_ordered(cube) or "block" not in cube.coords:
         return False
     pos = _main_positions(cube)
     if pos.size < 2:
@@ -100,8 +102,8 @@ def _example(n: int) -> xr.Dataset:
 #: The design kind of the forward-chaining splits the Diebold–Mariano test reads.
 TIME_ORDERED = DesignKind(
     "time_ordered",
-    "time-ordered splits: nested training sets (TimeSeriesSplit), J >= 2 test sets that do "
-    "not overlap",
+    "time-ordered splits (TimeSeriesSplit, growing or sliding windows), J >= 2 test sets "
+    "that do not overlap",
     test=_is_time_ordered,
     example=_example,
 )
@@ -319,8 +321,9 @@ def diebold_mariano(
 ) -> InferenceResult:
     """Diebold–Mariano test of equal predictive accuracy, with the HLN correction.
 
-    On a forward-chaining design (``TimeSeriesSplit``: attr ``nested_train = 1``,
-    the main block's test sets disjoint), the loss differences ``d_t`` of the
+    On a forward-chaining design (``TimeSeriesSplit``, with growing windows or a
+    sliding one: attr ``nested_train`` or ``time_ordered`` = 1, the main block's
+    test sets disjoint), the loss differences ``d_t`` of the
     ``T`` out-of-sample periods (the test examples of the main block's splits,
     in time order: their order along ``example``) are one series;
     ``d̄ = mean(d_t)`` and ``V̂ = γ̂_0 + 2 Σ_{k=1}^{L} w_k γ̂_k`` (``L = h - 1``) with
@@ -366,7 +369,8 @@ def diebold_mariano(
     Raises
     ------
     DesignError
-        If the training sets are not nested (attr ``nested_train``), the main
+        If the splits are not time-ordered (attrs ``time_ordered``,
+        ``nested_train``), the main
         block has fewer than 2 splits, an example is tested by two splits, the
         tested examples skip some, ``T <= h``, or the ``example`` coordinate
         holds time stamps that do not increase.
@@ -403,13 +407,13 @@ def diebold_mariano(
     (40, 39.0)
     """
     cube = call.cube
-    if not nested_train(cube):
+    if not time_ordered(cube):
         raise DesignError(
             f"{_NAME} needs time-ordered splits, each training on the past and testing later "
-            f"examples (attr `{NESTED_TRAIN}` = 1, as cvstats.designs.from_splitter records for "
-            "TimeSeriesSplit), but this cube's training sets are not nested; build the design "
-            "with from_splitter(TimeSeriesSplit(...), X), or set "
-            f"cube.attrs[{NESTED_TRAIN!r}] = 1 if its splits forecast forward in that way."
+            f"examples (attr `{ORDERED_ATTR}` or `{NESTED_TRAIN}` = 1, as "
+            "cvstats.designs.from_splitter records for TimeSeriesSplit), but this cube has "
+            "neither; build the design with from_splitter(TimeSeriesSplit(...), X), or set "
+            f"cube.attrs[{ORDERED_ATTR!r}] = 1 if its splits forecast forward in that way."
         )
     pos = _main_positions(cube)
     if pos.size < 2:

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from cvstats.cube.dense import NESTED_TRAIN, nested_train
+from cvstats.cube.dense import NESTED_TRAIN, TIME_ORDERED, nested_train, time_ordered
 from cvstats.cube.schema import SPLIT
 from cvstats.cube.score import examples_refusal, is_score
 from cvstats.errors import ArgumentError
@@ -210,7 +210,7 @@ class MethodSpec:
         Whether its theory treats several splits as exchangeable random draws of
         one design (every method that pools splits: the variance formulas of
         docs/theory.md §2–§4 and Lemma 1 assume it). Such a method refuses a cube whose
-        training sets are nested (attr ``nested_train = 1``, e.g.
+        splits are time-ordered (attr ``nested_train = 1`` or ``time_ordered = 1``, e.g.
         ``TimeSeriesSplit``): :meth:`time_order_refusal`. False for the methods
         on one hold-out split.
     checks : mapping
@@ -529,7 +529,9 @@ def time_order_refusal(cube: xr.DataArray, method: str) -> str | None:
     A cube whose attr ``nested_train`` is 1 (set by
     :func:`cvstats.designs.from_splitter` when every split's training set contains
     the previous split's, as ``TimeSeriesSplit`` makes them) holds splits whose
-    training sets grow and overlap, in a fixed order: they are not exchangeable
+    training sets grow and overlap, in a fixed order; so does a cube whose attr
+    ``time_ordered`` is 1 (a sliding window, ``TimeSeriesSplit(max_train_size=...)``,
+    whose windows overlap: :func:`cvstats.cube.dense.time_ordered`). They are not exchangeable
     random draws of one design with one training size ``n1``, which is what
     Lemma 1 and every variance formula over splits assume (docs/theory.md §2, §4).
     The message says so and what applies instead: a hold-out test of one split
@@ -541,7 +543,7 @@ def time_order_refusal(cube: xr.DataArray, method: str) -> str | None:
     CubeError
         If the attr is present but not 0, 1 or a bool.
     """
-    if not nested_train(cube):
+    if not time_ordered(cube):
         return None
     last = _shown(_last_split(cube))
     if is_score(cube):
@@ -557,12 +559,22 @@ def time_order_refusal(cube: xr.DataArray, method: str) -> str | None:
             "split (it trains on the most data; mcnemar for the zero-one losses of two "
             f"classifiers), or compare on cube.sel(split=[{last}])."
         )
+    if nested_train(cube):
+        why = (
+            f"cube's training sets are nested (attr `{NESTED_TRAIN}` = 1, as TimeSeriesSplit "
+            "makes them): they grow and overlap"
+        )
+    else:
+        why = (
+            f"cube's splits are time-ordered (attr `{TIME_ORDERED}` = 1, as "
+            "TimeSeriesSplit(max_train_size=...) makes them): each trains on a window before its "
+            "test set, the windows overlap"
+        )
     return (
-        f"{method} pools the splits as exchangeable random draws of one design, but this "
-        f"cube's training sets are nested (attr `{NESTED_TRAIN}` = 1, as TimeSeriesSplit makes "
-        "them): they grow and overlap and the splits come in a fixed order, so the variance "
-        "formulas over splits (Lemma 1; docs/theory.md §2, §4), which assume random splits of one "
-        f"training size n1, do not hold. {instead} {_time_ordered_alternative(cube)}"
+        f"{method} pools the splits as exchangeable random draws of one design, but this {why} "
+        "and the splits come in a fixed order, so the variance formulas over splits (Lemma 1; "
+        "docs/theory.md §2, §4), which assume random splits of one training size n1, do not "
+        f"hold. {instead} {_time_ordered_alternative(cube)}"
     )
 
 
