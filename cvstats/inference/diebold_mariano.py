@@ -36,8 +36,8 @@ from cvstats.results import InferenceResult
 
 __all__ = ["DM_VARIANTS", "TIME_ORDERED", "bartlett_lags", "diebold_mariano", "hln_factor"]
 
-#: The long-run variance estimators: Diebold & Mariano's truncated (rectangular) window,
-#: and Newey & West's Bartlett weights, both up to lag ``h - 1``.
+#: The long-run variance estimators: Diebold & Mariano's truncated (rectangular) window up
+#: to lag ``h - 1``, and Newey & West's Bartlett weights up to :func:`bartlett_lags`.
 DM_VARIANTS = ("rectangular", "bartlett")
 
 _NAME = "diebold_mariano"
@@ -65,11 +65,14 @@ def _tested(main: xr.DataArray) -> xr.DataArray:
     return mask.copy(data=np.where(np.asarray(mask.values), arange, -1))
 
 
-def _tested_once(positions: np.ndarray) -> bool:
-    """Whether no example is tested by two splits of ``positions`` ``(..., split, over)``."""
-    flat = positions.reshape(-1, positions.shape[-2] * positions.shape[-1])
-    ordered = np.sort(flat, axis=-1)
-    return not bool(((ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)).any())
+def _repeats(positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted tested positions per slice, and where a position repeats (tested twice).
+
+    ``positions`` ``(..., split, over)``; returns ``(sorted, repeated)`` of shape
+    ``(slices, split * over)`` and ``(slices, split * over - 1)``.
+    """
+    flat = np.sort(positions.reshape(-1, positions.shape[-2] * positions.shape[-1]), axis=-1)
+    return flat, (flat[:, 1:] == flat[:, :-1]) & (flat[:, 1:] >= 0)
 
 
 def _is_time_ordered(cube: xr.DataArray) -> bool:
@@ -87,7 +90,7 @@ def _is_time_ordered(cube: xr.DataArray) -> bool:
         return False
     if EXAMPLE not in cube.dims and SLOT not in cube.dims:
         return True
-    return _tested_once(np.asarray(_tested(cube.isel({SPLIT: pos})).values))
+    return not _repeats(np.asarray(_tested(cube.isel({SPLIT: pos})).values))[1].any()
 
 
 def _example(n: int) -> xr.Dataset:
@@ -233,12 +236,11 @@ def _dm_arrays(
 def _check_series(positions: np.ndarray, horizon: int) -> int:
     """Refuse a main block whose tested examples are not one series; return its length ``T``.
 
-    Every example tested at most once, the tested examples consecutive, the
-    same number in every slice, and ``T > h`` (the HLN factor is positive for
-    ``T > h`` only).
+    Every example tested at most once, the tested examples consecutive, and
+    ``T > h`` (the HLN factor is positive for ``T > h`` only); the largest ``T``
+    of the slices is returned (reported as ``n2``).
     """
-    flat = np.sort(positions.reshape(-1, positions.shape[-2] * positions.shape[-1]), axis=-1)
-    twice = (flat[:, 1:] == flat[:, :-1]) & (flat[:, 1:] >= 0)
+    flat, twice = _repeats(positions)
     if twice.any():
         example = int(flat[:, 1:][twice][0])
         raise DesignError(
