@@ -50,7 +50,9 @@ __all__ = [
     "coord",
     "FIX_BUILD",
     "NESTED_TRAIN",
+    "TIME_ORDERED",
     "nested_train",
+    "time_ordered",
     "dtype_problem",
     "plain_value",
     "split_table",
@@ -67,6 +69,15 @@ FIX_BUILD = "Build cubes with cvstats.from_arrays, cvstats.from_frame or cvstats
 #: methods that treat the splits as exchangeable random draws refuse such a cube
 #: (:meth:`cvstats.inference.registry.MethodSpec.time_order_refusal`).
 NESTED_TRAIN = "nested_train"
+
+#: Attr of a design, and of the cubes built on it (:func:`cvstats.designs.from_splitter` sets
+#: it): 1 when the splits come in time order, each training only on examples before its
+#: test set, the test sets starting later split after split, as scikit-learn's
+#: ``TimeSeriesSplit`` makes them with growing windows and with a sliding one
+#: (``max_train_size``); 0 (or absent) otherwise. A cube with it (or with
+#: :data:`NESTED_TRAIN`) is time-ordered (:func:`time_ordered`): the methods that treat the
+#: splits as exchangeable random draws refuse it.
+TIME_ORDERED = "time_ordered"
 
 #: How to state unequal test sizes in a block of a loss cube, for messages.
 UNEQUAL_SIZES_FIX = (
@@ -558,7 +569,7 @@ def check_attrs(cube: xr.DataArray) -> None:
         raise CubeError(
             f"attr `n` = {cube.attrs['n']} is too small; it counts the examples of the design."
         )
-    nested_train(cube)
+    time_ordered(cube)
 
 
 def nested_train(obj: xr.DataArray | xr.Dataset) -> bool:
@@ -575,17 +586,47 @@ def nested_train(obj: xr.DataArray | xr.Dataset) -> bool:
     CubeError
         If the attr is present but is not 0, 1 or a bool.
     """
+    return _flag(
+        obj,
+        NESTED_TRAIN,
+        "every split's training set contains the previous split's, as TimeSeriesSplit makes them",
+    )
+
+
+def time_ordered(obj: xr.DataArray | xr.Dataset) -> bool:
+    """Whether a cube's (or design's) splits come in time order.
+
+    Its attr ``time_ordered`` (:data:`TIME_ORDERED`: each split trains on examples
+    before its test set, the test sets move forward, as ``TimeSeriesSplit`` makes
+    them with or without ``max_train_size``) or ``nested_train`` (:func:`nested_train`;
+    the cubes saved before ``time_ordered`` existed carry only this one) is 1.
+
+    Raises
+    ------
+    CubeError
+        If either attr is present but is not 0, 1 or a bool.
+    """
+    ordered = _flag(
+        obj,
+        TIME_ORDERED,
+        "each split trains on examples before its test set and the test sets move forward, "
+        "as TimeSeriesSplit makes them",
+    )
+    return nested_train(obj) or ordered
+
+
+def _flag(obj: xr.DataArray | xr.Dataset, name: str, meaning: str) -> bool:
+    """Read a 0/1 attr (an int for netCDF, or a bool in memory); absent: False."""
     attrs = getattr(obj, "attrs", None)
-    value = attrs.get(NESTED_TRAIN, 0) if isinstance(attrs, Mapping) else 0
+    value = attrs.get(name, 0) if isinstance(attrs, Mapping) else 0
     if isinstance(value, bool | np.bool_):
         return bool(value)
     if isinstance(value, int | np.integer) and int(value) in (0, 1):
         return bool(int(value))
     raise CubeError(
-        f"attr `{NESTED_TRAIN}` must be 1 (every split's training set contains the previous "
-        f"split's, as TimeSeriesSplit makes them) or 0, or a bool, got {plain_value(value)!r}; "
-        "cvstats.designs.from_splitter sets it from the splits. Fix it with "
-        f"cube.attrs[{NESTED_TRAIN!r}] = 1 (or 0)."
+        f"attr `{name}` must be 1 ({meaning}) or 0, or a bool, got {plain_value(value)!r}; "
+        f"cvstats.designs.from_splitter sets it from the splits. Fix it with "
+        f"cube.attrs[{name!r}] = 1 (or 0)."
     )
 
 

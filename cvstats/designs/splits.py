@@ -26,7 +26,7 @@ import numpy as np
 import xarray as xr
 from numpy.typing import ArrayLike, NDArray
 
-from cvstats.cube.dense import NESTED_TRAIN, nested_train
+from cvstats.cube.dense import NESTED_TRAIN, TIME_ORDERED, nested_train, time_ordered
 from cvstats.cube.schema import (
     BLOCKS,
     EXAMPLE,
@@ -789,7 +789,8 @@ def combine(*designs: xr.Dataset) -> xr.Dataset:
         The combined design; ``design`` attr ``"combine(a+b+...)"``, ``seed``
         the common seed (or -1 when they differ; the seeds are listed in
         ``component_seeds``); ``nested_train`` = 1 when a component's training
-        sets are nested (``TimeSeriesSplit``): the methods that pool splits as
+        sets are nested (``TimeSeriesSplit``), and ``time_ordered`` = 1 when a
+        component's splits are time-ordered: the methods that pool splits as
         random draws then refuse the combined design's cubes, so keep such a
         design on its own.
 
@@ -844,10 +845,13 @@ def combine(*designs: xr.Dataset) -> xr.Dataset:
     }
     try:
         nested = [nested_train(d) for d in designs]
+        ordered = [time_ordered(d) for d in designs]
     except CubeError as e:
         raise DesignError(str(e)) from e
     if any(NESTED_TRAIN in d.attrs for d in designs):
         out.attrs[NESTED_TRAIN] = int(any(nested))
+    if any(TIME_ORDERED in d.attrs for d in designs):
+        out.attrs[TIME_ORDERED] = int(any(ordered))
     return out
 
 

@@ -19,7 +19,7 @@ import numpy as np
 import xarray as xr
 from numpy.typing import ArrayLike, NDArray
 
-from cvstats.cube.dense import NESTED_TRAIN
+from cvstats.cube.dense import NESTED_TRAIN, TIME_ORDERED
 from cvstats.cube.schema import EXAMPLE, INT_SPLIT_COORDS, SPLIT, UNKNOWN_SEED
 from cvstats.errors import ArgumentError, DesignError
 
@@ -189,6 +189,21 @@ def _index_set(value: Any, n: int, j: int, which: str) -> NDArray[np.intp]:
     return arr.astype(np.intp)
 
 
+def _forward(train: NDArray[np.bool_], test: NDArray[np.bool_]) -> bool:
+    """Whether the splits come in time order (the ``time_ordered`` attr).
+
+    At least two splits; each trains only on examples before its first test
+    example (positions along ``example`` are the time order); the first test
+    example moves forward split after split.
+    """
+    if train.shape[0] < 2:
+        return False
+    positions = np.arange(train.shape[1])
+    last_train = np.where(train, positions, -1).max(axis=1)
+    first_test = np.where(test, positions, train.shape[1]).min(axis=1)
+    return bool((last_train < first_test).all() and (np.diff(first_test) > 0).all())
+
+
 def _masks(pairs: list[Any], n: int) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     """Boolean ``train``/``test`` masks ``(split, example)`` of the pairs, checked."""
     if not pairs:
@@ -325,15 +340,20 @@ def from_splitter(
         ``n_splits`` and the flags (ints 0/1, since netCDF files cannot hold
         bools) ``partition`` (every repeat's test sets partition the
         examples), ``equal_n_train``, ``equal_n_test`` (all splits have the
-        same training / test size) and ``nested_train`` (at least two splits,
+        same training / test size), ``nested_train`` (at least two splits,
         each training set containing the previous one, as in
-        ``TimeSeriesSplit``); with ``partition``, also ``K`` and ``repeats``.
-        ``nested_train`` is carried by the cubes built on the design (through
-        :func:`cvstats.from_arrays`, :func:`cvstats.collect`,
-        :func:`cvstats.from_scores`, ``save``/``open_cube``), and every method
-        that pools splits as exchangeable random draws refuses a cube with
-        ``nested_train = 1`` (``docs/splitters.md``, "Time-ordered splits"); the
-        hold-out methods on one split (``holdout_t(cube, split=...)``) remain.
+        ``TimeSeriesSplit``) and ``time_ordered`` (at least two splits, each
+        training only on examples before its test set, the test sets starting
+        later split after split: ``TimeSeriesSplit`` with growing windows or a
+        sliding one, ``max_train_size``); with ``partition``, also ``K`` and
+        ``repeats``. ``nested_train`` and ``time_ordered`` are carried by the
+        cubes built on the design (through :func:`cvstats.from_arrays`,
+        :func:`cvstats.collect`, :func:`cvstats.from_scores`,
+        ``save``/``open_cube``), and every method that pools splits as
+        exchangeable random draws refuses a cube with either = 1
+        (``docs/splitters.md``, "Time-ordered splits"); the hold-out methods on
+        one split (``holdout_t(cube, split=...)``) and the Diebold–Mariano test
+        over all of them remain.
 
     Raises
     ------
@@ -410,6 +430,7 @@ def from_splitter(
         "equal_n_train": int(np.unique(n_train).size == 1),
         "equal_n_test": int(np.unique(n_test).size == 1),
         NESTED_TRAIN: int(S >= 2 and bool((train[:-1] <= train[1:]).all())),
+        TIME_ORDERED: int(_forward(train, test)),
     }
     if folds is not None:
         coords_int["repeat"], coords_int["fold"] = folds

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from cvstats.cube.dense import NESTED_TRAIN, nested_train
+from cvstats.cube.dense import NESTED_TRAIN, TIME_ORDERED, nested_train, time_ordered
 from cvstats.cube.schema import SPLIT
 from cvstats.cube.score import examples_refusal, is_score
 from cvstats.errors import ArgumentError
@@ -56,6 +56,7 @@ __all__ = [
     "register",
     "spec",
     "time_order_refusal",
+    "time_ordered_methods",
 ]
 
 #: What a method's interval is valid for: the learner (unconditional error,
@@ -209,7 +210,7 @@ class MethodSpec:
         Whether its theory treats several splits as exchangeable random draws of
         one design (every method that pools splits: the variance formulas of
         docs/theory.md §2–§4 and Lemma 1 assume it). Such a method refuses a cube whose
-        training sets are nested (attr ``nested_train = 1``, e.g.
+        splits are time-ordered (attr ``nested_train = 1`` or ``time_ordered = 1``, e.g.
         ``TimeSeriesSplit``): :meth:`time_order_refusal`. False for the methods
         on one hold-out split.
     checks : mapping
@@ -532,18 +533,21 @@ def time_order_refusal(cube: xr.DataArray, method: str) -> str | None:
     A cube whose attr ``nested_train`` is 1 (set by
     :func:`cvstats.designs.from_splitter` when every split's training set contains
     the previous split's, as ``TimeSeriesSplit`` makes them) holds splits whose
-    training sets grow and overlap, in a fixed order: they are not exchangeable
+    training sets grow and overlap, in a fixed order; so does a cube whose attr
+    ``time_ordered`` is 1 (a sliding window, ``TimeSeriesSplit(max_train_size=...)``,
+    whose windows overlap: :func:`cvstats.cube.dense.time_ordered`). They are not exchangeable
     random draws of one design with one training size ``n1``, which is what
     Lemma 1 and every variance formula over splits assume (docs/theory.md §2, §4).
     The message says so and what applies instead: a hold-out test of one split
-    (the last, trained on the most data) on a loss cube; nothing on a score cube.
+    (the last, trained on the most data) on a loss cube, nothing on a score cube;
+    and the registered methods for time-ordered splits (:func:`time_ordered_methods`).
 
     Raises
     ------
     CubeError
         If the attr is present but not 0, 1 or a bool.
     """
-    if not nested_train(cube):
+    if not time_ordered(cube):
         return None
     last = _shown(_last_split(cube))
     if is_score(cube):
@@ -559,15 +563,54 @@ def time_order_refusal(cube: xr.DataArray, method: str) -> str | None:
             "split (it trains on the most data; mcnemar for the zero-one losses of two "
             f"classifiers), or compare on cube.sel(split=[{last}])."
         )
+    if nested_train(cube):
+        why = (
+            f"cube's training sets are nested (attr `{NESTED_TRAIN}` = 1, as TimeSeriesSplit "
+            "makes them): they grow and overlap"
+        )
+    else:
+        why = (
+            f"cube's splits are time-ordered (attr `{TIME_ORDERED}` = 1, as "
+            "TimeSeriesSplit(max_train_size=...) makes them): each trains on a window before its "
+            "test set, the windows overlap"
+        )
     return (
-        f"{method} pools the splits as exchangeable random draws of one design, but this "
-        f"cube's training sets are nested (attr `{NESTED_TRAIN}` = 1, as TimeSeriesSplit makes "
-        "them): they grow and overlap and the splits come in a fixed order, so the variance "
-        "formulas over splits (Lemma 1; docs/theory.md §2, §4), which assume random splits of one "
-        f"training size n1, do not hold. {instead} No method of cvstats pools time-ordered "
-        "splits (for forecasts over a rolling origin, see tests of equal predictive accuracy, "
-        "e.g. Diebold & Mariano, 1995)."
+        f"{method} pools the splits as exchangeable random draws of one design, but this {why} "
+        "and the splits come in a fixed order, so the variance formulas over splits (Lemma 1; "
+        "docs/theory.md §2, §4), which assume random splits of one training size n1, do not "
+        f"hold. {instead} {_time_ordered_alternative(cube)}"
     )
+
+
+def time_ordered_methods(cube: xr.DataArray) -> list[str]:
+    """Names of the registered methods for this cube's time-ordered splits, in table order.
+
+    The methods that do not pool splits as random draws (:attr:`MethodSpec.random_splits`
+    False) and whose design kind the cube has, other than the one hold-out split (named
+    by :func:`time_order_refusal` itself); those that need per-example losses are listed
+    for a score cube too (its refusal says to collect a loss cube). Read off the
+    declarations, so a method declared for time-ordered designs is named by every
+    refusal of a pooled method without an edit here.
+    """
+    kinds = design_kinds(cube) - {"holdout"}
+    return [n for n, s in METHODS.items() if not s.random_splits and s.design in kinds]
+
+
+def _time_ordered_alternative(cube: xr.DataArray) -> str:
+    """Return the sentence of :func:`time_order_refusal` on what runs over every split in order."""
+    names = time_ordered_methods(cube)
+    if not names:
+        return (
+            "No method of cvstats pools time-ordered splits (for forecasts over a rolling "
+            "origin, see tests of equal predictive accuracy, e.g. Diebold & Mariano, 1995)."
+        )
+    listed = "; ".join(f"{n}(cube) ({METHODS[n].source})" for n in names)
+    loss_cube = (
+        " on a loss cube"
+        if is_score(cube) and any(METHODS[n].needs == "examples" for n in names)
+        else ""
+    )
+    return f"For the losses of every split in time order, use{loss_cube}: {listed}."
 
 
 def design_kinds(cube: xr.DataArray) -> set[str]:

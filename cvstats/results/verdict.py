@@ -260,13 +260,21 @@ class Evidence:
 def short_title(title: str) -> str:
     """Return a method's title for a sentence: no parentheses, lower case unless a name.
 
+    A name is one of :data:`_PROPER`, an acronym (two capitals first), or a first
+    word with a capital inside it ("McNemar", "Diebold–Mariano": common words have
+    none), so a method named after its authors keeps their case without an edit here.
+
     Examples
     --------
     >>> short_title("Corrected resampled t (Nadeau & Bengio)")
     'corrected resampled t'
+    >>> short_title("Diebold–Mariano (h = 1)")
+    'Diebold–Mariano'
     """
     text = re.sub(r"\s*\([^)]*\)", "", title).strip()
-    if text and not text.startswith(_PROPER) and not text[:2].isupper():
+    first = text.split(" ", 1)[0]
+    named = text.startswith(_PROPER) or text[:2].isupper() or first[1:] != first[1:].lower()
+    if text and not named:
         text = text[0].lower() + text[1:]
     return text
 

@@ -120,8 +120,17 @@ MODULE_PATHS = (
 )
 
 
+def declared_since() -> set[str]:
+    """The public functions of methods declared after the freeze (the registry adds them)."""
+    from cvstats.inference.registry import METHODS
+
+    return {s.func.__name__ for s in METHODS.values()} - set(FROZEN)
+
+
 def test_all_is_the_frozen_list():
-    assert sorted(cvstats.__all__) == sorted(FROZEN)
+    # a method declared later is public by its declaration (docs/architecture.md, the
+    # recipe): the frozen names plus those, nothing else
+    assert sorted(cvstats.__all__) == sorted({*FROZEN, *declared_since()})
     assert len(cvstats.__all__) == len(set(cvstats.__all__))
 
 
@@ -130,7 +139,7 @@ def test_every_public_name_resolves():
     # makes `from cvstats import *` fail
     namespace: dict[str, object] = {}
     exec("from cvstats import *", namespace)  # noqa: S102 (a fixed statement)
-    assert sorted(set(namespace) - {"__builtins__"}) == sorted(FROZEN)
+    assert sorted(set(namespace) - {"__builtins__"}) == sorted({*FROZEN, *declared_since()})
 
 
 @pytest.mark.parametrize("path", MODULE_PATHS)

@@ -149,6 +149,25 @@ def test_time_series_split_nested_and_untested_examples():
     assert cube.isel(example=slice(0, 8)).isnull().all()
 
 
+@pytest.mark.parametrize(
+    ("cv", "nested", "ordered"),
+    [
+        (ms.TimeSeriesSplit(4), 1, 1),
+        (ms.TimeSeriesSplit(4, max_train_size=8), 0, 1),  # a sliding window
+        (ms.TimeSeriesSplit(4, gap=2), 1, 1),
+        (ms.KFold(4), 0, 0),  # in order, but the first folds train on later examples
+        (ms.ShuffleSplit(4, test_size=5, random_state=0), 0, 0),
+    ],
+)
+def test_time_ordered_flag(cv, nested, ordered):
+    d = designs.from_splitter(cv, n=N)
+    assert (d.attrs["nested_train"], d.attrs["time_ordered"]) == (nested, ordered)
+    assert type(d.attrs["time_ordered"]) is int
+    # one forward split is a hold-out, not a time-ordered design
+    one = [(np.arange(10), np.arange(10, 15))]
+    assert designs.from_splitter(one, n=N).attrs["time_ordered"] == 0
+
+
 def test_shuffle_split_leaving_examples_out():
     d = designs.from_splitter(ms.ShuffleSplit(3, test_size=5, train_size=10, random_state=0), X)
     assert (d.n_train == 10).all() and (d.n_test == 5).all()
@@ -507,6 +526,9 @@ def test_combine_keeps_nested_training_sets():
     assert out.attrs["nested_train"] == 1
     assert designs.combine(designs.from_splitter(ms.KFold(5), X), five).attrs["nested_train"] == 0
     assert "nested_train" not in designs.combine(designs.kfold(N, 5, seed=0), five).attrs
+    sliding = designs.from_splitter(ms.TimeSeriesSplit(3, max_train_size=6), X)
+    out_sliding = designs.combine(sliding, five).attrs
+    assert (out_sliding["nested_train"], out_sliding["time_ordered"]) == (0, 1)
     cube = cvstats.from_arrays(RNG.random((13, N, 2)), design=out, models=["a", "b"])
     with pytest.raises(DesignError, match="training sets are nested"):
         cvstats.dietterich_5x2cv(cube)

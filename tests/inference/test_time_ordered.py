@@ -26,7 +26,7 @@ import cvstats
 from cvstats import ArgumentError, CubeError, DesignError, designs
 from cvstats.cube import scores_from_losses
 from cvstats.cube.compact import compact_cube, to_compact
-from cvstats.inference.registry import METHODS, applicable_methods
+from cvstats.inference.registry import METHODS, applicable_methods, time_ordered_methods
 
 N = 40
 WHY = "training sets are nested .* not hold"
@@ -57,7 +57,8 @@ def test_the_time_series_design_flags_nested_training_sets():
     cube = time_series_cube()
     assert cube.attrs["nested_train"] == 1
     # the structure admits random-split methods; the attr is what refuses them
-    assert applicable_methods(cube) == ["resampled_t", "corrected_resampled_t"]
+    pooled = [n for n in applicable_methods(cube) if METHODS[n].random_splits]
+    assert pooled == ["resampled_t", "corrected_resampled_t"]
 
 
 @pytest.mark.parametrize("name", [n for n, s in METHODS.items() if s.random_splits])
@@ -87,11 +88,16 @@ def test_the_hold_out_methods_remain(name):
     assert spec.cube_refusal(nested_cube("holdout")) is None
 
 
-def test_the_refusal_names_the_last_split_and_the_reason():
-    cube = time_series_cube()
+def refusal(cube: xr.DataArray) -> str:
+    """The message of the corrected resampled t refusing the cube's contrasts."""
     with pytest.raises(DesignError) as info:
         cvstats.corrected_resampled_t(cvstats.pairwise(cube))
-    message = str(info.value)
+    return str(info.value)
+
+
+def test_the_refusal_names_the_last_split_and_the_reason():
+    cube = time_series_cube()
+    message = refusal(cube)
     for words in (
         "corrected_resampled_t pools the splits as exchangeable random draws",
         "attr `nested_train` = 1",
@@ -99,13 +105,47 @@ def test_the_refusal_names_the_last_split_and_the_reason():
         "fixed order",
         "holdout_t(cube, split=3)",
         "cube.sel(split=[3])",
-        "No method of cvstats pools time-ordered splits",
     ):
+        assert words in message, words
+    # what runs over every split in time order is read off the registry
+    ordered = time_ordered_methods(cube)
+    supported = applicable_methods(cube, defaults_only=False)
+    assert ordered == [n for n in supported if not METHODS[n].random_splits]
+    for words in [f"{n}(cube) ({METHODS[n].source})" for n in ordered] or [
+        "No method of cvstats pools time-ordered splits"
+    ]:
         assert words in message, words
 
 
-def test_compare_raises_when_every_method_is_refused():
+def test_the_refusal_names_the_declared_time_ordered_methods(monkeypatch):
+    from dataclasses import replace
+
+    from cvstats.inference import registry
+
     cube = time_series_cube()
+    probe = replace(
+        METHODS["holdout_t"], name="probe_ordered", design="resampled", source="Probe (2026)"
+    )
+    monkeypatch.setitem(registry.METHODS._specs, "probe_ordered", probe)
+    assert "probe_ordered" in time_ordered_methods(cube)
+    message = METHODS["resampled_t"].time_order_refusal(cube)
+    assert "use: " in message and "probe_ordered(cube) (Probe (2026))" in message
+    assert "No method of cvstats pools" not in message
+    scores = scores_from_losses(cube)
+    assert "use on a loss cube: " in METHODS["resampled_t"].time_order_refusal(scores)
+
+
+def overlapping_cube() -> xr.DataArray:
+    """Nested training sets whose test windows overlap (a rolling origin, 10 steps ahead)."""
+    pairs = [(np.arange(10 + 5 * j), np.arange(10 + 5 * j, 20 + 5 * j)) for j in range(4)]
+    d = designs.from_splitter(pairs, n=N)
+    assert d.attrs["nested_train"] == 1
+    losses = np.random.default_rng(0).random((d.sizes["split"], N, 2))
+    return cvstats.from_arrays(losses, design=d, models=["a", "b"])
+
+
+def test_compare_raises_when_every_method_is_refused():
+    cube = overlapping_cube()
     with pytest.raises(ArgumentError, match="no method applies") as info:
         cvstats.compare("loss ~ model", cube)
     message = str(info.value)
@@ -192,11 +232,17 @@ def test_the_attr_must_be_zero_or_one(bad):
 
 
 def test_a_bool_attr_is_read_as_the_int():
+    # without the `time_ordered` attr the design also records (a cube saved before it)
     cube = time_series_cube()
+    del cube.attrs["time_ordered"]
     with pytest.raises(DesignError, match=WHY):
         cvstats.resampled_t(cube.assign_attrs(nested_train=True))
     cvstats.resampled_t(cube.assign_attrs(nested_train=False))
     cvstats.resampled_t(cube.assign_attrs(nested_train=np.int64(0)))
+    sliding = sliding_cube()
+    with pytest.raises(DesignError, match="splits are time-ordered"):
+        cvstats.resampled_t(sliding.assign_attrs(time_ordered=True))
+    cvstats.resampled_t(sliding.assign_attrs(time_ordered=np.int64(0)))
 
 
 def test_fits_across_datasets_refuse():
@@ -214,3 +260,40 @@ def test_fits_across_datasets_refuse():
         cvstats.fit_lemma1(scores, "dataset", "split")
     # without the attr, the same values are a Lemma-1 row
     cvstats.fit_lemma1(scores.drop_attrs(), "dataset", "split")
+
+
+# --- sliding windows: TimeSeriesSplit(max_train_size=...) -------------------------
+
+
+def sliding_cube() -> xr.DataArray:
+    d = designs.from_splitter(ms.TimeSeriesSplit(4, max_train_size=8), n=N)
+    losses = np.random.default_rng(2).random((d.sizes["split"], N, 2))
+    return cvstats.from_arrays(losses, design=d, models=["a", "b"])
+
+
+def test_a_sliding_window_is_time_ordered_though_not_nested():
+    cube = sliding_cube()
+    assert (cube.attrs["nested_train"], cube.attrs["time_ordered"]) == (0, 1)
+    assert cube.n_train.values.tolist() == [8, 8, 8, 8]
+    message = refusal(cube)
+    for words in (
+        "corrected_resampled_t pools the splits as exchangeable random draws",
+        "splits are time-ordered (attr `time_ordered` = 1",
+        "holdout_t(cube, split=3)",
+        "diebold_mariano(cube)",
+    ):
+        assert words in message, words
+    # compare runs what takes time-ordered splits and notes the pooled methods
+    table = cvstats.compare("loss ~ model", cube)
+    assert list(table.results) == time_ordered_methods(cube) == ["diebold_mariano"]
+    assert any("resampled_t, corrected_resampled_t left out" in n for n in table.notes)
+    # the fits across data sets refuse it too
+    with pytest.raises(DesignError, match="fit_rho pools the splits .*time-ordered"):
+        cvstats.fit_rho(xr.concat([cube, cube], dim="dataset", combine_attrs="override"))
+
+
+@pytest.mark.parametrize("bad", [2, "yes", None])
+def test_the_time_ordered_attr_must_be_zero_or_one(bad):
+    cube = sliding_cube().assign_attrs(time_ordered=bad)
+    with pytest.raises(CubeError, match="attr `time_ordered` must be 1 .* or 0, or a bool"):
+        cvstats.validate(cube)

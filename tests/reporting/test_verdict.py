@@ -370,6 +370,10 @@ def test_labels_people_read():
     assert readable_label("x", "0.5*a + 0.5*b - 1*c") == "0.5 a + 0.5 b − c"
     assert readable_label("free text", "not weights") == "free text"
     assert short_title("Dietterich 5x2cv t (original)") == "Dietterich 5x2cv t"
+    # a first word with a capital inside is a name, kept as written; others are lowered
+    assert short_title("Giacomini–White (rolling)") == "Giacomini–White"
+    assert short_title("LeCun test") == "LeCun test"
+    assert short_title("Hold-out t (z reference)") == "hold-out t"
     assert pvalue_text(0.0499, 0.05) == "p = 0.0499" and pvalue_text(0.19, 0.05) == "p = 0.19"
 
 
