@@ -451,7 +451,6 @@ def cv_bias(
         "correlation_ci": bounds(lo, hi, alpha=alpha),
     }
     out = xr.Dataset({k: as_dataarray(v, keep_attrs=False) for k, v in data_vars.items()})
-    out = EstimatesResult.from_dataset(out)
     out.attrs = {
         "method": "cv_bias: CV estimates against conditional errors across datasets "
         "(docs/theory.md §1)",
@@ -465,7 +464,7 @@ def cv_bias(
         "correlation_interval": "Fisher z, N > 3",
         "dataset_dim": str(dataset_dim),
     }
-    return out
+    return EstimatesResult.from_dataset(out)
 
 
 # --------------------------------------------------------------------------

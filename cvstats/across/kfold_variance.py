@@ -41,6 +41,9 @@ from cvstats.results.estimates import EstimatesResult
 
 __all__ = ["kfold_errors", "kfold_statistics", "kfold_moments", "quadratic_estimator_bias"]
 
+# what holds moments with their attrs (``n``, ``K``)
+_DATASETS = (xr.Dataset, EstimatesResult)
+
 _DESCRIPTIONS = {
     "mu": "μ, mean of the errors e_i",
     "sigma2": "σ² = Var[e_i]",
@@ -336,11 +339,11 @@ def kfold_moments(
 # --------------------------------------------------------------------------
 
 
-def _moment(moments: Mapping[str, Any] | xr.Dataset, name: str) -> xr.DataArray:
+def _moment(moments: Mapping[str, Any] | xr.Dataset | EstimatesResult, name: str) -> xr.DataArray:
     try:
         value = moments[name]
     except KeyError as e:
-        have = list(moments.data_vars if isinstance(moments, xr.Dataset) else moments)
+        have = list(moments.data_vars if isinstance(moments, _DATASETS) else moments)
         raise ArgumentError(
             f"`moments` lacks {name!r}; it needs 'mu', 'sigma2', 'omega' and 'gamma' "
             f"(e.g. the Dataset of kfold_moments), got {[str(h) for h in have]}."
@@ -358,7 +361,7 @@ def _moment(moments: Mapping[str, Any] | xr.Dataset, name: str) -> xr.DataArray:
 
 def quadratic_estimator_bias(
     estimator: str | ArrayLike,
-    moments: Mapping[str, Any] | xr.Dataset,
+    moments: Mapping[str, Any] | xr.Dataset | EstimatesResult,
     *,
     n: int | None = None,
     K: int | None = None,
@@ -394,7 +397,7 @@ def quadratic_estimator_bias(
     ----------
     estimator : {"naive", "folds", "theta1", "theta2"} or array_like of shape (n, n)
         A named estimator or the matrix ``W``.
-    moments : xarray.Dataset or mapping
+    moments : EstimatesResult, xarray.Dataset or mapping
         ``mu``, ``sigma2``, ``omega``, ``gamma`` (scalars or DataArrays), e.g.
         the result of :func:`kfold_moments`.
     n : int, optional
@@ -432,7 +435,7 @@ def quadratic_estimator_bias(
     >>> round(float(quadratic_estimator_bias("naive", mom, n=100, K=10).political_ratio), 2)
     2.85
     """
-    attrs = moments.attrs if isinstance(moments, xr.Dataset) else {}
+    attrs = moments.attrs if isinstance(moments, _DATASETS) else {}
     if isinstance(estimator, str):
         name = estimator
         W = None

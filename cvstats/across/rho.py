@@ -320,7 +320,7 @@ def fit_rho(
     mu = main_means(split_means(cube), "fit_rho", min_splits=2)
     fit = fit_lemma1(mu, dataset_dim, J_DIM, alpha=alpha)
     J = sizes.n_splits
-    out = fit.rename(
+    out = fit.dataset.rename(
         {
             "beta": "mu",
             "beta_se": "mu_se",
