@@ -219,8 +219,8 @@ def variance_decomposition(
     Returns
     -------
     EstimatesResult
-        An :class:`xarray.Dataset` with the result protocol
-        (:class:`~cvstats.results.estimates.EstimatesResult`), over ``model``
+        The variables (a result holding their Dataset,
+        :class:`~cvstats.results.estimates.EstimatesResult`), over ``model``
         (or ``contrast``) and any other extra dim, each with
         ``_se`` and ``_ci`` (on ``ci_bound``):
 
@@ -374,8 +374,8 @@ def cv_bias(
     Returns
     -------
     EstimatesResult
-        An :class:`xarray.Dataset` with the result protocol
-        (:class:`~cvstats.results.estimates.EstimatesResult`), over ``model``
+        The variables (a result holding their Dataset,
+        :class:`~cvstats.results.estimates.EstimatesResult`), over ``model``
         (or ``contrast``) and any other extra dim: ``cv_estimate`` (mean over
         datasets of ``E_π[ε̂]``),
         ``conditional_error`` (mean ``εc``), ``unconditional_error`` (``εu``),

@@ -14,9 +14,9 @@ The estimator layer over :mod:`cvstats.kernels.kfold`: named dims are mapped
 to the kernels' axes by :func:`cvstats.cube.apply.apply_kernel`, so every
 other dim (and the ``model``/``contrast`` dim) is vectorized over and
 dask-backed cubes stay lazy. Results are
-:class:`~cvstats.results.estimates.EstimatesResult` objects (Datasets with the
-result protocol); intervals lie on a trailing ``ci_bound`` dim with coordinates
-``["lower", "upper"]``.
+:class:`~cvstats.results.estimates.EstimatesResult` objects (results holding
+an :class:`xarray.Dataset`, read like one); intervals lie on a trailing
+``ci_bound`` dim with coordinates ``["lower", "upper"]``.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def kfold_statistics(cube: xr.DataArray) -> EstimatesResult:
     Returns
     -------
     EstimatesResult
-        A Dataset with the result protocol: ``s1``, ``s2``, ``s3``, ``mu``
+        A result holding the Dataset of ``s1``, ``s2``, ``s3``, ``mu``
         (``μ̂``) over the cube's extra dims and
         ``model``/``contrast``; attrs ``n``, ``K``, ``m``, ``loss``.
 
@@ -239,7 +239,7 @@ def kfold_moments(
     Returns
     -------
     EstimatesResult
-        A Dataset with the result protocol, over the other extra dims and
+        A result holding the Dataset of the variables over the other extra dims and
         ``model``/``contrast``: ``mu``,
         ``sigma2``, ``omega``, ``gamma``; ``contribution_sigma2``,
         ``contribution_omega``, ``contribution_gamma`` (the terms of eq. 4) and
@@ -411,7 +411,7 @@ def quadratic_estimator_bias(
     Returns
     -------
     EstimatesResult
-        A Dataset with the result protocol: ``a``, ``b``, ``c`` (0-d);
+        A result holding the Dataset of ``a``, ``b``, ``c`` (0-d);
         ``expected`` (``E[θ̂]``), ``theta``
         (eq. 4), ``bias`` (``E[θ̂] - θ``) and ``political_ratio``
         (``θ / E[θ̂]``) over the dims of the moments. Attrs ``estimator``,

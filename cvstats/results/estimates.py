@@ -294,6 +294,16 @@ class EstimatesResult(Result):
         self._dataset.load(**kwargs)
         return self
 
+    def copy(self, deep: bool = True) -> EstimatesResult:
+        """Return a copy of the fit (``xarray.Dataset.copy``; ``deep=False``: shared data)."""
+        return self._wrap(self._dataset.copy(deep=deep))
+
+    def __copy__(self) -> EstimatesResult:
+        return self.copy(deep=False)
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> EstimatesResult:
+        return self._wrap(self._dataset.__deepcopy__(memo))
+
     def to_netcdf(self, *args: Any, **kwargs: Any) -> Any:
         """Write the Dataset to a netCDF file (``xarray.Dataset.to_netcdf``)."""
         return self._dataset.to_netcdf(*args, **kwargs)

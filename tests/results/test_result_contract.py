@@ -8,6 +8,7 @@ with frames ending in the class's stable columns.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import importlib
 import pickle
@@ -636,6 +637,28 @@ def test_estimates_are_mutable_as_their_dataset(results):
     fit.attrs = {"alpha": 0.05, "method": "m"}
     assert fit.dataset.attrs == {"alpha": 0.05, "method": "m"}
     assert fit.to_frame()["quantity"].unique().tolist() == fit.quantities
+
+
+def test_estimates_copies_do_not_share_their_dataset(results):
+    fit = results["fit_lemma1"]
+    for other in (copy.copy(fit), copy.deepcopy(fit), fit.copy(), fit.copy(deep=False)):
+        assert type(other) is EstimatesResult and other.identical(fit)
+        other.attrs["note"] = "changed"
+        other["extra"] = 2 * other["pi"]
+        assert "note" not in fit.attrs and "extra" not in fit
+
+
+def test_publication_table_takes_a_fit(results):
+    """A fit's ``q``/``q_ci`` pair fills the cells, as its Dataset's did."""
+    fit = results["fit_rho"]
+    design = pd.Index(["one", "two"], name="design")
+    fits = EstimatesResult.concat([fit, fit], design, coords="minimal", compat="override")
+    frame = cvstats.publication_table(fits, rows="model", columns="design", estimate="rho")
+    frame = frame.to_frame().set_index(["model", "design"])
+    for (model, _), row in frame.iterrows():
+        ci = fit.rho_ci.sel(model=model).values
+        assert row["estimate"] == pytest.approx(float(fit.rho.sel(model=model)))
+        assert [row["ci_lower"], row["ci_upper"]] == pytest.approx(ci.tolist())
 
 
 def test_estimates_pickle_and_netcdf(results, tmp_path):
