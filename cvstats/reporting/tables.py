@@ -587,8 +587,8 @@ def _tidy(
         data = data.to_frame()
     if not isinstance(data, pd.DataFrame):
         raise CvstatsTypeError(
-            "`data` must be a pandas DataFrame, an xarray Dataset or DataArray, or an "
-            f"InferenceResult, got {type(data).__name__}."
+            "`data` must be a pandas DataFrame, an xarray Dataset or DataArray, an "
+            f"EstimatesResult or an InferenceResult, got {type(data).__name__}."
         )
     levels = [n for n in data.index.names if n is not None and n in rows + columns]
     if levels:
