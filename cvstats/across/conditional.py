@@ -219,8 +219,8 @@ def variance_decomposition(
     Returns
     -------
     EstimatesResult
-        An :class:`xarray.Dataset` with the result protocol
-        (:class:`~cvstats.results.estimates.EstimatesResult`), over ``model``
+        The variables (a result holding their Dataset,
+        :class:`~cvstats.results.estimates.EstimatesResult`), over ``model``
         (or ``contrast``) and any other extra dim, each with
         ``_se`` and ``_ci`` (on ``ci_bound``):
 
@@ -374,8 +374,8 @@ def cv_bias(
     Returns
     -------
     EstimatesResult
-        An :class:`xarray.Dataset` with the result protocol
-        (:class:`~cvstats.results.estimates.EstimatesResult`), over ``model``
+        The variables (a result holding their Dataset,
+        :class:`~cvstats.results.estimates.EstimatesResult`), over ``model``
         (or ``contrast``) and any other extra dim: ``cv_estimate`` (mean over
         datasets of ``E_π[ε̂]``),
         ``conditional_error`` (mean ``εc``), ``unconditional_error`` (``εu``),
@@ -451,7 +451,6 @@ def cv_bias(
         "correlation_ci": bounds(lo, hi, alpha=alpha),
     }
     out = xr.Dataset({k: as_dataarray(v, keep_attrs=False) for k, v in data_vars.items()})
-    out = EstimatesResult.from_dataset(out)
     out.attrs = {
         "method": "cv_bias: CV estimates against conditional errors across datasets "
         "(docs/theory.md §1)",
@@ -465,7 +464,7 @@ def cv_bias(
         "correlation_interval": "Fisher z, N > 3",
         "dataset_dim": str(dataset_dim),
     }
-    return out
+    return EstimatesResult.from_dataset(out)
 
 
 # --------------------------------------------------------------------------

@@ -14,9 +14,9 @@ The estimator layer over :mod:`cvstats.kernels.kfold`: named dims are mapped
 to the kernels' axes by :func:`cvstats.cube.apply.apply_kernel`, so every
 other dim (and the ``model``/``contrast`` dim) is vectorized over and
 dask-backed cubes stay lazy. Results are
-:class:`~cvstats.results.estimates.EstimatesResult` objects (Datasets with the
-result protocol); intervals lie on a trailing ``ci_bound`` dim with coordinates
-``["lower", "upper"]``.
+:class:`~cvstats.results.estimates.EstimatesResult` objects (results holding
+an :class:`xarray.Dataset`, read like one); intervals lie on a trailing
+``ci_bound`` dim with coordinates ``["lower", "upper"]``.
 """
 
 from __future__ import annotations
@@ -40,6 +40,9 @@ from cvstats.results.base import bounds
 from cvstats.results.estimates import EstimatesResult
 
 __all__ = ["kfold_errors", "kfold_statistics", "kfold_moments", "quadratic_estimator_bias"]
+
+# what holds moments with their attrs (``n``, ``K``)
+_DATASETS = (xr.Dataset, EstimatesResult)
 
 _DESCRIPTIONS = {
     "mu": "μ, mean of the errors e_i",
@@ -150,7 +153,7 @@ def kfold_statistics(cube: xr.DataArray) -> EstimatesResult:
     Returns
     -------
     EstimatesResult
-        A Dataset with the result protocol: ``s1``, ``s2``, ``s3``, ``mu``
+        A result holding the Dataset of ``s1``, ``s2``, ``s3``, ``mu``
         (``μ̂``) over the cube's extra dims and
         ``model``/``contrast``; attrs ``n``, ``K``, ``m``, ``loss``.
 
@@ -236,7 +239,7 @@ def kfold_moments(
     Returns
     -------
     EstimatesResult
-        A Dataset with the result protocol, over the other extra dims and
+        A result holding the Dataset of the variables over the other extra dims and
         ``model``/``contrast``: ``mu``,
         ``sigma2``, ``omega``, ``gamma``; ``contribution_sigma2``,
         ``contribution_omega``, ``contribution_gamma`` (the terms of eq. 4) and
@@ -336,11 +339,11 @@ def kfold_moments(
 # --------------------------------------------------------------------------
 
 
-def _moment(moments: Mapping[str, Any] | xr.Dataset, name: str) -> xr.DataArray:
+def _moment(moments: Mapping[str, Any] | xr.Dataset | EstimatesResult, name: str) -> xr.DataArray:
     try:
         value = moments[name]
     except KeyError as e:
-        have = list(moments.data_vars if isinstance(moments, xr.Dataset) else moments)
+        have = list(moments.data_vars if isinstance(moments, _DATASETS) else moments)
         raise ArgumentError(
             f"`moments` lacks {name!r}; it needs 'mu', 'sigma2', 'omega' and 'gamma' "
             f"(e.g. the Dataset of kfold_moments), got {[str(h) for h in have]}."
@@ -358,7 +361,7 @@ def _moment(moments: Mapping[str, Any] | xr.Dataset, name: str) -> xr.DataArray:
 
 def quadratic_estimator_bias(
     estimator: str | ArrayLike,
-    moments: Mapping[str, Any] | xr.Dataset,
+    moments: Mapping[str, Any] | xr.Dataset | EstimatesResult,
     *,
     n: int | None = None,
     K: int | None = None,
@@ -394,7 +397,7 @@ def quadratic_estimator_bias(
     ----------
     estimator : {"naive", "folds", "theta1", "theta2"} or array_like of shape (n, n)
         A named estimator or the matrix ``W``.
-    moments : xarray.Dataset or mapping
+    moments : EstimatesResult, xarray.Dataset or mapping
         ``mu``, ``sigma2``, ``omega``, ``gamma`` (scalars or DataArrays), e.g.
         the result of :func:`kfold_moments`.
     n : int, optional
@@ -408,7 +411,7 @@ def quadratic_estimator_bias(
     Returns
     -------
     EstimatesResult
-        A Dataset with the result protocol: ``a``, ``b``, ``c`` (0-d);
+        A result holding the Dataset of ``a``, ``b``, ``c`` (0-d);
         ``expected`` (``E[θ̂]``), ``theta``
         (eq. 4), ``bias`` (``E[θ̂] - θ``) and ``political_ratio``
         (``θ / E[θ̂]``) over the dims of the moments. Attrs ``estimator``,
@@ -432,7 +435,7 @@ def quadratic_estimator_bias(
     >>> round(float(quadratic_estimator_bias("naive", mom, n=100, K=10).political_ratio), 2)
     2.85
     """
-    attrs = moments.attrs if isinstance(moments, xr.Dataset) else {}
+    attrs = moments.attrs if isinstance(moments, _DATASETS) else {}
     if isinstance(estimator, str):
         name = estimator
         W = None

@@ -4,10 +4,10 @@ The estimator layer over :mod:`cvstats.kernels.lemma1`: named dims are mapped
 to the kernel's axes by :func:`cvstats.cube.apply.apply_kernel` (one
 ``xarray.apply_ufunc`` bridge), so every other dim is vectorized over and
 dask-backed arrays stay lazy. Results are
-:class:`~cvstats.results.estimates.EstimatesResult` objects (Datasets with the
-result protocol) whose intervals lie on a ``ci_bound`` dim with coordinates
-``["lower", "upper"]`` (:data:`CI_BOUND` and :func:`bounds` come from
-:mod:`cvstats.results.base`).
+:class:`~cvstats.results.estimates.EstimatesResult` objects (results holding
+an :class:`xarray.Dataset`, read like one) whose intervals lie on a
+``ci_bound`` dim with coordinates ``["lower", "upper"]`` (:data:`CI_BOUND`
+and :func:`bounds` come from :mod:`cvstats.results.base`).
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ def fit_lemma1(
     Returns
     -------
     EstimatesResult
-        A Dataset with the result protocol, over the batch dims of ``T``:
+        A result holding the Dataset of the variables over the batch dims of ``T``:
         ``beta``, ``delta``, ``pi``; their
         standard errors ``beta_se``, ``delta_se``, ``pi_se``; and intervals
         ``beta_ci``, ``delta_ci``, ``pi_ci`` over a trailing ``ci_bound`` dim

@@ -248,8 +248,8 @@ def fit_rho(
     Returns
     -------
     EstimatesResult
-        A Dataset with the result protocol
-        (:class:`~cvstats.results.estimates.EstimatesResult`), over ``model``
+        The variables (a result holding their Dataset,
+        :class:`~cvstats.results.estimates.EstimatesResult`), over ``model``
         (or ``contrast``) and any other extra dim:
 
         * ``mu``, ``mu_se``, ``mu_ci``: ``β̂``, the estimate of ``n1μ``;
@@ -320,7 +320,7 @@ def fit_rho(
     mu = main_means(split_means(cube), "fit_rho", min_splits=2)
     fit = fit_lemma1(mu, dataset_dim, J_DIM, alpha=alpha)
     J = sizes.n_splits
-    out = fit.rename(
+    out = fit.dataset.rename(
         {
             "beta": "mu",
             "beta_se": "mu_se",
@@ -408,8 +408,8 @@ def fit_r(
     Returns
     -------
     EstimatesResult
-        A Dataset with the result protocol
-        (:class:`~cvstats.results.estimates.EstimatesResult`), over ``model``
+        The variables (a result holding their Dataset,
+        :class:`~cvstats.results.estimates.EstimatesResult`), over ``model``
         (or ``contrast``) and any other extra dim: ``r``,
         ``r_se``, ``r_ci``; ``mean_sq_diff`` (``β̂``, the mean of the ``M``
         squared differences) with ``_se`` and ``_ci``; ``sigma2_cz``

@@ -28,7 +28,7 @@ import xarray as xr
 
 from cvstats.errors import ArgumentError, CvstatsTypeError
 from cvstats.reporting.formatting import latex_escape
-from cvstats.results import InferenceResult
+from cvstats.results import EstimatesResult, InferenceResult
 from cvstats.results.base import (
     GREEK_COMMANDS,
     HTML_ROWS,
@@ -577,6 +577,8 @@ def _tidy(
     upper: str | None,
 ) -> pd.DataFrame:
     """Return ``[*rows, *columns, *TABLE_COLUMNS]`` from any accepted input, checked."""
+    if isinstance(data, EstimatesResult):  # a fit: its Dataset (``q`` and ``q_ci``)
+        data = data.dataset
     if isinstance(data, xr.Dataset | xr.DataArray):
         data, estimate, lower, upper = _from_xarray(data, estimate, lower, upper)
     elif isinstance(data, InferenceResult):
@@ -585,8 +587,8 @@ def _tidy(
         data = data.to_frame()
     if not isinstance(data, pd.DataFrame):
         raise CvstatsTypeError(
-            "`data` must be a pandas DataFrame, an xarray Dataset or DataArray, or an "
-            f"InferenceResult, got {type(data).__name__}."
+            "`data` must be a pandas DataFrame, an xarray Dataset or DataArray, an "
+            f"EstimatesResult or an InferenceResult, got {type(data).__name__}."
         )
     levels = [n for n in data.index.names if n is not None and n in rows + columns]
     if levels:
@@ -735,7 +737,7 @@ def publication_table(
 
     Parameters
     ----------
-    data : pandas.DataFrame, xarray.Dataset, xarray.DataArray or InferenceResult
+    data : pandas.DataFrame, xarray.Dataset, xarray.DataArray, EstimatesResult or InferenceResult
         Tidy numbers, one entry per cell:
 
         * a DataFrame with the ``rows`` and ``columns`` label columns (or index
@@ -749,6 +751,7 @@ def publication_table(
           ``["lower", "upper"]`` (e.g. ``rho`` and ``rho_ci``; pass
           ``estimate="rho"``, or nothing when the Dataset holds one such
           pair);
+        * a fit (:class:`~cvstats.results.EstimatesResult`: its ``dataset``, as above);
         * a DataArray of estimates (no bounds);
         * an InferenceResult (its ``to_frame()``).
     rows, columns : str or sequence of str

@@ -6,9 +6,20 @@
 :func:`~cvstats.across.kfold_variance.quadratic_estimator_bias`,
 :func:`~cvstats.across.conditional.cv_bias` and
 :func:`~cvstats.across.conditional.variance_decomposition` return an
-:class:`EstimatesResult`: an :class:`xarray.Dataset` (so ``fit["rho"]``,
-``fit.rho_ci.sel(ci_bound="lower")``, ``fit.sel(model="a")``, ``xr.concat`` of
-fits... work as before) with the result protocol of :mod:`cvstats.results.base`.
+:class:`EstimatesResult`: a result holding an :class:`xarray.Dataset`
+(:attr:`EstimatesResult.dataset`) that reads like one — ``fit["rho"]``,
+``fit.rho_ci.sel(ci_bound="lower")``, ``fit.attrs``, ``fit.sel(model="a")``,
+``"rho" in fit`` — with the result protocol of :mod:`cvstats.results.base`.
+It wraps the Dataset rather than subclassing it, as xarray advises (a
+subclass of ``Dataset`` is not supported: its operations keep or drop the
+class unpredictably).
+
+Changed (issue 27): an :class:`EstimatesResult` is no longer an
+``xarray.Dataset``. ``xr.concat`` of fits is
+``EstimatesResult.concat(fits, dim)`` (or ``xr.concat([f.dataset for f in
+fits], dim)`` for a plain Dataset); Dataset methods other than those listed on
+the class (arithmetic, ``rename``, ``assign``, ``where``...) are those of
+``fit.dataset``.
 
 Its variables follow one naming rule: a quantity ``q``, its standard error
 ``q_se`` and its interval ``q_ci`` on a trailing ``ci_bound`` dim with
@@ -23,13 +34,14 @@ it; ``fit.plot()`` draws a quantity with its intervals
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-from cvstats.errors import ArgumentError
+from cvstats.errors import ArgumentError, CvstatsTypeError
 from cvstats.results.base import CI_BOUND, Result, tidy_frame
 from cvstats.results.plots import estimates_plot
 from cvstats.results.verdict import Verdict, estimates_verdict
@@ -44,35 +56,85 @@ QUANTITY = "quantity"
 _SUFFIXES = ("_se", "_ci")
 
 
-class EstimatesResult(xr.Dataset, Result):
-    """A Dataset of estimates ``q``, standard errors ``q_se`` and intervals ``q_ci``.
+def _as_dataset(value: Any, argument: str) -> xr.Dataset:
+    """Return the Dataset of a fit or a Dataset; a clear error for anything else."""
+    if isinstance(value, EstimatesResult):
+        return value.dataset
+    if isinstance(value, xr.Dataset):
+        return value
+    hint = " (a DataArray: pass `.to_dataset()`)" if isinstance(value, xr.DataArray) else ""
+    raise CvstatsTypeError(
+        f"`{argument}` must be an xarray.Dataset or an EstimatesResult, got "
+        f"{type(value).__name__}{hint}."
+    )
 
-    An :class:`xarray.Dataset` in every respect (indexing, attribute access,
-    ``sel``, arithmetic, ``xr.concat``, ``to_netcdf``, ``plot``; operations keep
-    the class), plus the reporting protocol of every cvstats result:
-    :meth:`to_frame` (tidy: one row per quantity and element of the dims),
-    ``to_markdown``, ``to_latex``, ``to_html``, ``summary`` and ``str()``,
-    :meth:`interval` (every ``q_ci`` on one ``quantity`` dim), a short ``repr``
+
+class EstimatesResult(Result):
+    """Estimates ``q``, standard errors ``q_se`` and intervals ``q_ci``, held in a Dataset.
+
+    Holds an :class:`xarray.Dataset` (:attr:`dataset`) and reads like one:
+    variables and coordinates by item and by attribute (``fit["rho"]``,
+    ``fit.rho_ci.sel(ci_bound="lower")``), ``"rho" in fit``, iteration over
+    the variable names, :attr:`attrs`, :attr:`data_vars`, :attr:`coords`,
+    :attr:`dims`, :attr:`sizes`; :meth:`sel`, :meth:`isel`, :meth:`squeeze`,
+    :meth:`compute`, :meth:`load` and a list of names (``fit[["rho", "rho0"]]``)
+    give an :class:`EstimatesResult` again; :meth:`to_netcdf`,
+    :meth:`to_dataframe` and :meth:`to_dataset` export it. Any other Dataset
+    operation is one of :attr:`dataset` (``fit.dataset * 2``), and
+    :meth:`concat` stacks fits (``xr.concat`` takes Datasets only).
+
+    It has the reporting protocol of every cvstats result: :meth:`to_frame`
+    (tidy: one row per quantity and element of the dims), ``to_markdown``,
+    ``to_latex``, ``to_html``, ``summary`` and ``str()``, :meth:`interval`
+    (every ``q_ci`` on one ``quantity`` dim), :meth:`verdict`, a short ``repr``
     and ``_repr_html_`` that lead with the estimates, and :attr:`plot`
     (``fit.plot()`` draws a quantity and its intervals; ``fit.plot.scatter(...)``
-    and the other xarray Dataset plots work as before). ``dataset`` is the
-    plain Dataset. Unlike the dataclass results it is mutable, as every Dataset.
+    and the other xarray Dataset plots work as before). Unlike the dataclass
+    results it is mutable, as its Dataset (``fit["x"] = ...``, ``fit.attrs``).
 
-    Build one with :meth:`from_dataset`.
+    Parameters
+    ----------
+    dataset : xarray.Dataset
+        Variables ``q``, ``q_se``, ``q_ci`` (the last two optional) and attrs;
+        held as is (no copy; lazy stays lazy).
+
+    Raises
+    ------
+    CvstatsTypeError
+        When ``dataset`` is not an :class:`xarray.Dataset`.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> from cvstats.results import EstimatesResult, bounds
+    >>> ds = xr.Dataset(
+    ...     {"mu": xr.DataArray([1.0, 2.0], dims="model", coords={"model": ["a", "b"]})},
+    ...     attrs={"alpha": 0.05},
+    ... )
+    >>> ds["mu_ci"] = bounds(ds.mu - 0.5, ds.mu + 0.5, alpha=0.05)
+    >>> fit = EstimatesResult(ds)
+    >>> float(fit.mu_ci.sel(model="b", ci_bound="upper")), "mu" in fit, type(fit.sel(model="a"))
+    (2.5, True, <class 'cvstats.results.estimates.EstimatesResult'>)
+    >>> EstimatesResult.concat([fit, fit], "design").sizes["design"]
+    2
     """
 
-    __slots__ = ()
+    __slots__ = ("_dataset",)
 
     frame_columns: ClassVar[tuple[str, ...]] = ESTIMATES_FRAME_COLUMNS
 
+    def __init__(self, dataset: xr.Dataset) -> None:
+        self._dataset = _as_dataset(dataset, "dataset")
+
     @classmethod
-    def from_dataset(cls, ds: xr.Dataset) -> EstimatesResult:
+    def from_dataset(cls, ds: xr.Dataset | EstimatesResult) -> EstimatesResult:
         """Wrap a Dataset (no copy of its data; lazy stays lazy).
 
         Parameters
         ----------
-        ds : xarray.Dataset
-            Variables ``q``, ``q_se``, ``q_ci`` (the last two optional) and attrs.
+        ds : xarray.Dataset or EstimatesResult
+            Variables ``q``, ``q_se``, ``q_ci`` (the last two optional) and
+            attrs; an :class:`EstimatesResult` is returned as is.
 
         Returns
         -------
@@ -80,12 +142,190 @@ class EstimatesResult(xr.Dataset, Result):
         """
         if isinstance(ds, cls):
             return ds
-        return cls(ds.data_vars, coords=ds.coords, attrs=ds.attrs)
+        return cls(_as_dataset(ds, "ds"))
+
+    @classmethod
+    def concat(
+        cls,
+        fits: Iterable[EstimatesResult | xr.Dataset],
+        dim: Hashable | pd.Index | xr.DataArray,
+        **kwargs: Any,
+    ) -> EstimatesResult:
+        """Stack fits along a new or existing dim (``xr.concat`` of their Datasets).
+
+        ``xr.concat`` takes Datasets only: ``xr.concat([f.dataset for f in fits],
+        dim)`` gives the plain Dataset, this the :class:`EstimatesResult`.
+
+        Parameters
+        ----------
+        fits : iterable of EstimatesResult or xarray.Dataset
+            The fits (at least one).
+        dim : hashable, pandas.Index or xarray.DataArray
+            As :func:`xarray.concat`'s ``dim``: a name, or an index that also
+            labels the fits (``pd.Index(["a", "b"], name="design")``).
+        **kwargs
+            Passed to :func:`xarray.concat` (``coords="minimal"``,
+            ``compat="override"``...); the attrs are the first fit's by default.
+
+        Returns
+        -------
+        EstimatesResult
+
+        Raises
+        ------
+        ArgumentError
+            When ``fits`` is empty.
+        CvstatsTypeError
+            When one of ``fits`` is neither a fit nor a Dataset.
+        """
+        datasets = [_as_dataset(f, "fits") for f in fits]
+        if not datasets:
+            raise ArgumentError("`fits` is empty; pass at least one fit to concatenate.")
+        return cls(xr.concat(datasets, dim, **kwargs))
+
+    # ------------------------------------------------------------------
+    # the Dataset held, and what reads like it
+    # ------------------------------------------------------------------
 
     @property
     def dataset(self) -> xr.Dataset:
-        """The estimates as a plain :class:`xarray.Dataset` (shallow copy)."""
-        return xr.Dataset(self.data_vars, coords=self.coords, attrs=self.attrs)
+        """The :class:`xarray.Dataset` of the estimates (held, not copied)."""
+        return self._dataset
+
+    def to_dataset(self) -> xr.Dataset:
+        """Return the estimates as a plain :class:`xarray.Dataset` (a shallow copy).
+
+        Returns
+        -------
+        xarray.Dataset
+            A new Dataset sharing the data of :attr:`dataset` (changing its
+            variables or attrs leaves the fit as it is).
+        """
+        return self._dataset.copy(deep=False)
+
+    def _wrap(self, value: Any) -> Any:
+        """Return ``value``, as an :class:`EstimatesResult` when it is a Dataset."""
+        return type(self)(value) if isinstance(value, xr.Dataset) else value
+
+    @property
+    def attrs(self) -> dict[Hashable, Any]:
+        """The attrs of the fit (``method``, ``alpha``, ``N``...); settable."""
+        return self._dataset.attrs
+
+    @attrs.setter
+    def attrs(self, value: Mapping[Any, Any]) -> None:
+        self._dataset.attrs = dict(value)
+
+    @property
+    def data_vars(self) -> Any:
+        """The data variables (``xarray.Dataset.data_vars``)."""
+        return self._dataset.data_vars
+
+    @property
+    def coords(self) -> Any:
+        """The coordinates (``xarray.Dataset.coords``)."""
+        return self._dataset.coords
+
+    @property
+    def dims(self) -> Any:
+        """The dims (``xarray.Dataset.dims``)."""
+        return self._dataset.dims
+
+    @property
+    def sizes(self) -> Mapping[Hashable, int]:
+        """The size of each dim (``xarray.Dataset.sizes``)."""
+        return self._dataset.sizes
+
+    def __getitem__(self, key: Any) -> Any:
+        """``fit["rho"]``: a DataArray; ``fit[["rho", "rho0"]]``: an EstimatesResult."""
+        return self._wrap(self._dataset[key])
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._dataset[key] = value
+
+    def __delitem__(self, key: Hashable) -> None:
+        del self._dataset[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._dataset
+
+    def __iter__(self) -> Iterator[Hashable]:
+        return iter(self._dataset)
+
+    def __len__(self) -> int:
+        return len(self._dataset)
+
+    def __getattr__(self, name: str) -> Any:
+        """``fit.rho``: a variable or coordinate by attribute, as on a Dataset."""
+        # (private names are never variables: no recursion before ``_dataset`` is set)
+        if not name.startswith("_"):
+            dataset = self._dataset
+            if name in dataset.variables:
+                return dataset[name]
+            if hasattr(dataset, name):
+                raise AttributeError(
+                    f"{type(self).__name__} has no attribute {name!r}; it is a method of "
+                    f"its Dataset: use `fit.dataset.{name}` (xarray.Dataset)."
+                )
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}.")
+
+    def __dir__(self) -> list[str]:
+        names = [str(n) for n in self._dataset.variables if str(n).isidentifier()]
+        return sorted({*super().__dir__(), *names})
+
+    def sel(self, indexers: Mapping[Any, Any] | None = None, **kwargs: Any) -> EstimatesResult:
+        """Select by label (``xarray.Dataset.sel``); an :class:`EstimatesResult`."""
+        return self._wrap(self._dataset.sel(indexers, **kwargs))
+
+    def isel(self, indexers: Mapping[Any, Any] | None = None, **kwargs: Any) -> EstimatesResult:
+        """Select by position (``xarray.Dataset.isel``); an :class:`EstimatesResult`."""
+        return self._wrap(self._dataset.isel(indexers, **kwargs))
+
+    def squeeze(self, dim: Any = None, **kwargs: Any) -> EstimatesResult:
+        """Drop dims of length one (``xarray.Dataset.squeeze``); an :class:`EstimatesResult`."""
+        return self._wrap(self._dataset.squeeze(dim, **kwargs))
+
+    def compute(self, **kwargs: Any) -> EstimatesResult:
+        """Return a new fit with its lazy (dask) data computed (``xarray.Dataset.compute``)."""
+        return self._wrap(self._dataset.compute(**kwargs))
+
+    def load(self, **kwargs: Any) -> EstimatesResult:
+        """Compute the lazy data in place (``xarray.Dataset.load``) and return the fit."""
+        self._dataset.load(**kwargs)
+        return self
+
+    def copy(self, deep: bool = True) -> EstimatesResult:
+        """Return a copy of the fit (``xarray.Dataset.copy``; ``deep=False``: shared data)."""
+        return self._wrap(self._dataset.copy(deep=deep))
+
+    def __copy__(self) -> EstimatesResult:
+        return self.copy(deep=False)
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> EstimatesResult:
+        return self._wrap(self._dataset.__deepcopy__(memo))
+
+    def to_netcdf(self, *args: Any, **kwargs: Any) -> Any:
+        """Write the Dataset to a netCDF file (``xarray.Dataset.to_netcdf``)."""
+        return self._dataset.to_netcdf(*args, **kwargs)
+
+    def to_dataframe(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
+        """Return xarray's wide frame of the Dataset (``xarray.Dataset.to_dataframe``).
+
+        :meth:`to_frame` is the tidy frame of the result protocol.
+        """
+        return self._dataset.to_dataframe(*args, **kwargs)
+
+    def equals(self, other: EstimatesResult | xr.Dataset) -> bool:
+        """Whether ``other`` (a fit or a Dataset) holds the same values (``Dataset.equals``)."""
+        return bool(self._dataset.equals(_as_dataset(other, "other")))
+
+    def identical(self, other: EstimatesResult | xr.Dataset) -> bool:
+        """Whether ``other`` holds the same values, names and attrs (``Dataset.identical``)."""
+        return bool(self._dataset.identical(_as_dataset(other, "other")))
+
+    # ------------------------------------------------------------------
+    # the result protocol
+    # ------------------------------------------------------------------
 
     @property
     def quantities(self) -> list[str]:
@@ -180,9 +420,6 @@ class EstimatesResult(xr.Dataset, Result):
                 info.append((f"{key}:", str(value)))
         return info
 
-    def __str__(self) -> str:
-        return Result.__str__(self)
-
     # ------------------------------------------------------------------
     # notebook display and picture (the Dataset's own come second)
     # ------------------------------------------------------------------
@@ -223,11 +460,8 @@ class EstimatesResult(xr.Dataset, Result):
         out[dims] = out[dims].astype(object).where(out[dims].notna(), "")
         return out[[QUANTITY, *dims, *ESTIMATES_FRAME_COLUMNS[1:]]]
 
-    def __repr__(self) -> str:
-        return Result.__repr__(self)
-
     def _repr_html_(self) -> str:
-        dataset = xr.Dataset._repr_html_(self)
+        dataset = self._dataset._repr_html_()
         return (
             f"{Result._repr_html_(self)}\n<details><summary>xarray.Dataset</summary>\n"
             f"{dataset}\n</details>"

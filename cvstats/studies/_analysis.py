@@ -299,7 +299,7 @@ def rho_r_fit(
     J_rho: int | None = None,
     M_r: int | None = None,
     J_r: int | None = None,
-) -> tuple[xr.Dataset, xr.Dataset]:
+) -> tuple[Any, Any]:
     """``ρ(n1, n2)`` per configuration and ``r`` from Lemma-1 equations (docs/theory.md §5).
 
     The same fits as :func:`cvstats.fit_rho` (rows: the ``J_rho`` main split
@@ -310,9 +310,10 @@ def rho_r_fit(
 
     Returns
     -------
-    tuple of xarray.Dataset
+    tuple of EstimatesResult
         The ``ρ`` fit over ``(config, quantity)`` and the ``r`` fit over ``quantity``
-        (variables of :func:`cvstats.fit_lemma1`: ``beta``, ``pi``, ``pi_ci`` ...).
+        (variables of :func:`cvstats.fit_lemma1`: ``beta``, ``pi``, ``pi_ci`` ...;
+        ``.dataset`` is the plain :class:`xarray.Dataset`).
     """
     J_rho = ds.sizes["j"] if J_rho is None else J_rho
     M_r = ds.sizes["m"] if M_r is None else M_r
@@ -327,7 +328,7 @@ def rho_r_fit(
     return rho, r
 
 
-def _triple(fit: xr.Dataset, name: str, sel: Mapping[str, Any]) -> tuple[float, float, float]:
+def _triple(fit: Any, name: str, sel: Mapping[str, Any]) -> tuple[float, float, float]:
     ci = fit[f"{name}_ci"].sel(sel)
     return (
         float(fit[name].sel(sel)),

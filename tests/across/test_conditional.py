@@ -119,14 +119,14 @@ def test_variance_decomposition_lazy_on_dask(kfold_cube):
     lazy_cube = cube.copy(data=da.from_array(cube.values, chunks=(100, -1, -1, -1)))
     lazy = variance_decomposition(lazy_cube)
     assert lazy.sample_variance.chunks is not None
-    xr.testing.assert_allclose(lazy.compute(), variance_decomposition(cube))
+    xr.testing.assert_allclose(lazy.compute().dataset, variance_decomposition(cube).dataset)
 
 
 def test_variance_decomposition_formula_and_random_splits(kfold_cube):
     cube, _ = kfold_cube
     xr.testing.assert_identical(
-        variance_decomposition("loss ~ model", cube),
-        variance_decomposition(cvstats.contrasts("loss ~ model", cube)),
+        variance_decomposition("loss ~ model", cube).dataset,
+        variance_decomposition(cvstats.contrasts("loss ~ model", cube)).dataset,
     )
     d = designs.resampled(10, 5, J=3, seed=0)
     losses = np.random.default_rng(0).random((5, 3, 10, 1))

@@ -22,7 +22,7 @@ import cvstats
 from cvstats import designs
 from cvstats.cube.compact import compact_cube, lazy_chunks, to_compact
 from cvstats.inference.blocks import split_means
-from cvstats.results import InferenceResult
+from cvstats.results import EstimatesResult, InferenceResult
 from cvstats.studies import METHOD_NAMES
 
 FIELDS = ("estimate", "stderr", "statistic", "df", "pvalue")
@@ -106,7 +106,7 @@ def _chunk_bytes(cube: xr.DataArray) -> int:
 def _lazy_fields(value: Any) -> list[xr.DataArray]:
     if isinstance(value, InferenceResult):
         return [getattr(value, f) for f in FIELDS]
-    if isinstance(value, xr.Dataset):
+    if isinstance(value, EstimatesResult | xr.Dataset):
         return [value[v] for v in value.data_vars]
     return [value]
 

@@ -8,8 +8,10 @@ with frames ending in the class's stable columns.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import importlib
+import pickle
 import pkgutil
 import warnings
 
@@ -359,8 +361,9 @@ def test_class_and_base(results, label):
     res = results[label]
     assert type(res) is CLASSES[label]
     assert isinstance(res, Result)
-    if CLASSES[label] is EstimatesResult:
-        assert isinstance(res, xr.Dataset)
+    if CLASSES[label] is EstimatesResult:  # wraps its Dataset (issue 27): not a subclass
+        assert not isinstance(res, xr.Dataset)
+        assert type(res.dataset) is xr.Dataset
     else:
         assert dataclasses.is_dataclass(res)
 
@@ -505,7 +508,7 @@ def test_reporting_protocol(results, label):
 def test_plot_or_a_clear_error(results, label):
     res = results[label]
     if isinstance(res, EstimatesResult):
-        # an EstimatesResult is a Dataset: its plot is xarray's accessor
+        # an EstimatesResult's plot: callable, and xarray's Dataset accessor (test_display)
         assert res.plot is not None
         return
     if label in WITH_PLOT:
@@ -565,28 +568,110 @@ def test_winner_table_frame_cells(results):
     assert "Agreement" in str(wt)
 
 
-def test_estimates_keep_working_as_datasets(results, cube):
+def test_estimates_read_like_their_dataset(results, cube):
     fit = results["fit_rho"]
+    assert not isinstance(fit, xr.Dataset)  # wraps it (xarray does not support subclasses)
     assert isinstance(fit["rho"], xr.DataArray)
     lower = fit["rho_ci"].sel(ci_bound="lower")
     assert lower.dims == ("model",)
     assert fit.rho_ci.ci_bound.values.tolist() == ["lower", "upper"]
+    assert fit.model.values.tolist() == fit.coords["model"].values.tolist()
     assert set(fit.data_vars) >= {"rho", "rho_se", "rho_ci", "rho0"}
-    assert fit.attrs["N"] == 6 and fit.sizes["model"] == 3
-    assert "rho" in fit and "rho" in list(fit)
+    assert fit.attrs["N"] == 6 and fit.sizes["model"] == 3 and "model" in fit.dims
+    assert "rho" in fit and "rho" in list(fit) and len(fit) == len(fit.data_vars)
     assert float(fit.rho0) == pytest.approx(8 / 40)
-    # operations keep working; concat of fits (the notebook's pattern)
-    both = xr.concat([fit, fit], dim="design", coords="minimal", compat="override")
-    assert both.sizes["design"] == 2
-    plain = fit.dataset
-    assert type(plain) is xr.Dataset
-    expected = xr.Dataset(fit.data_vars, coords=fit.coords, attrs=fit.attrs)
-    xr.testing.assert_identical(plain, expected)
+    assert {"rho", "rho_ci", "model"} <= set(dir(fit))
+    # selections and computations give a fit again, over the Dataset's values
+    first = str(fit.model.values[0])
+    for sub in (fit.sel(model=first), fit.isel(model=0), fit.isel(model=[0]).squeeze()):
+        assert type(sub) is EstimatesResult
+        xr.testing.assert_identical(sub.dataset, fit.dataset.sel(model=first))
+    both = fit[["rho", "rho_ci"]]
+    assert type(both) is EstimatesResult and both.quantities == ["rho"]
+    assert type(fit.compute()) is EstimatesResult and fit.load() is fit
+    # the plain Dataset
+    plain = fit.to_dataset()
+    assert type(plain) is xr.Dataset and plain is not fit.dataset
+    xr.testing.assert_identical(plain, fit.dataset)
     assert EstimatesResult.from_dataset(plain).equals(fit)
+    assert EstimatesResult.from_dataset(plain).identical(plain)
     assert EstimatesResult.from_dataset(fit) is fit
     # the same numbers as the plain Dataset would give
     again = cvstats.fit_rho(cube)
-    xr.testing.assert_identical(again, fit)
+    assert again.identical(fit)
+    # Dataset methods beyond those are the Dataset's, named in the error
+    with pytest.raises(AttributeError, match=r"fit\.dataset\.rename"):
+        fit.rename({"rho": "r"})
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        _ = fit.nope
+
+
+def test_estimates_concat_stacks_fits(results):
+    """``xr.concat`` takes Datasets only: ``EstimatesResult.concat`` or the fits' Datasets."""
+    fit = results["fit_rho"]
+    other = fit.dataset.copy(deep=True)
+    other["rho"] = other["rho"] + 0.25
+    design = pd.Index(["first", "second"], name="design")
+    both = EstimatesResult.concat([fit, other], design, coords="minimal", compat="override")
+    assert type(both) is EstimatesResult and both.sizes["design"] == 2
+    np.testing.assert_allclose(both.rho.sel(design="second") - both.rho.sel(design="first"), 0.25)
+    plain = xr.concat([fit.dataset, other], design, coords="minimal", compat="override")
+    xr.testing.assert_identical(both.dataset, plain)
+    assert both.attrs == fit.attrs
+    with pytest.raises(TypeError, match="can only concatenate"):
+        xr.concat([fit, fit], dim="design")
+    with pytest.raises(ArgumentError, match="`fits` is empty"):
+        EstimatesResult.concat([], "design")
+    with pytest.raises(TypeError, match=r"`fits` must be an xarray.Dataset .*got DataArray"):
+        EstimatesResult.concat([fit, fit.rho], "design")
+    with pytest.raises(TypeError, match=r"`dataset` must be an xarray.Dataset"):
+        EstimatesResult({"rho": fit.rho})
+
+
+def test_estimates_are_mutable_as_their_dataset(results):
+    fit = EstimatesResult.from_dataset(results["fit_rho"].to_dataset())
+    fit["twice"] = 2 * fit["rho"]
+    assert "twice" in fit.dataset and "twice" in fit.quantities
+    del fit["twice"]
+    assert "twice" not in fit
+    fit.attrs = {"alpha": 0.05, "method": "m"}
+    assert fit.dataset.attrs == {"alpha": 0.05, "method": "m"}
+    assert fit.to_frame()["quantity"].unique().tolist() == fit.quantities
+
+
+def test_estimates_copies_do_not_share_their_dataset(results):
+    fit = results["fit_lemma1"]
+    for other in (copy.copy(fit), copy.deepcopy(fit), fit.copy(), fit.copy(deep=False)):
+        assert type(other) is EstimatesResult and other.identical(fit)
+        other.attrs["note"] = "changed"
+        other["extra"] = 2 * other["pi"]
+        assert "note" not in fit.attrs and "extra" not in fit
+
+
+def test_publication_table_takes_a_fit(results):
+    """A fit's ``q``/``q_ci`` pair fills the cells, as its Dataset's did."""
+    fit = results["fit_rho"]
+    design = pd.Index(["one", "two"], name="design")
+    fits = EstimatesResult.concat([fit, fit], design, coords="minimal", compat="override")
+    frame = cvstats.publication_table(fits, rows="model", columns="design", estimate="rho")
+    frame = frame.to_frame().set_index(["model", "design"])
+    for (model, _), row in frame.iterrows():
+        ci = fit.rho_ci.sel(model=model).values
+        assert row["estimate"] == pytest.approx(float(fit.rho.sel(model=model)))
+        assert [row["ci_lower"], row["ci_upper"]] == pytest.approx(ci.tolist())
+
+
+def test_estimates_pickle_and_netcdf(results, tmp_path):
+    fit = results["fit_lemma1"]
+    again = pickle.loads(pickle.dumps(fit))
+    assert type(again) is EstimatesResult and again.identical(fit)
+    path = tmp_path / "fit.nc"
+    fit.to_netcdf(path)
+    with xr.open_dataset(path) as stored:
+        assert stored["pi"].equals(fit["pi"])
+        assert EstimatesResult.from_dataset(stored).to_frame().equals(fit.to_frame())
+    wide = fit.to_dataframe()
+    assert "pi" in wide.columns
 
 
 @pytest.mark.parametrize("label", ["fit_rho", "kfold_moments", "cv_bias", "fit_lemma1"])

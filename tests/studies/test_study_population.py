@@ -254,10 +254,10 @@ def test_to_cube_gives_the_same_estimates_through_cvstats(run):
         np.testing.assert_allclose(est.values, ds["cv"].sel(k=k).values, rtol=1e-14)
         a = cv_bias(cube, ds["conditional"], dataset_dim="sample")
         b = cv_bias(ds["cv"].sel(k=k, drop=True), ds["conditional"], dataset_dim="sample")
-        xr.testing.assert_allclose(a.drop_attrs(), b.drop_attrs())
+        xr.testing.assert_allclose(a.dataset.drop_attrs(), b.dataset.drop_attrs())
         c = variance_decomposition(cube, dataset_dim="sample")
         d = variance_decomposition(ds["cv"].sel(k=k, drop=True), dataset_dim="sample")
-        xr.testing.assert_allclose(c.drop_attrs(), d.drop_attrs())
+        xr.testing.assert_allclose(c.dataset.drop_attrs(), d.dataset.drop_attrs())
     with pytest.raises(ArgumentError, match="was not run"):
         to_cube(ds, 7)
 
