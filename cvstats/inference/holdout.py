@@ -13,6 +13,7 @@ from cvstats import kernels
 from cvstats.cube import unit_dim
 from cvstats.cube.apply import apply_kernel
 from cvstats.cube.compact import SLOT
+from cvstats.cube.groups import group_codes
 from cvstats.cube.schema import CONTRAST, EXAMPLE, MODEL, SPLIT
 from cvstats.errors import (
     ArgumentError,
@@ -22,6 +23,7 @@ from cvstats.errors import (
     ZeroVarianceWarning,
 )
 from cvstats.inference.blocks import block_positions
+from cvstats.inference.clustered import cluster_title, clustered_test
 from cvstats.inference.common import make_result, resolve_size
 from cvstats.inference.engine import Call, Choice, method
 from cvstats.inference.registry import LIBERAL_FLAG, MethodSpec
@@ -90,6 +92,14 @@ def holdout_t(call: Call, *, split: int | None = None, variant: str = "z") -> In
     choice). A valid interval for the *conditional* error of the one trained
     model, not for ``n1μ``.
 
+    With a ``group`` coordinate on the cube (docs/grouped-data.md), ``σ̂²`` is
+    the cluster-robust (CR1) variance of the mean over the ``G`` groups of the
+    test set, with statsmodels' small-sample factor ``G/(G-1)``
+    (:mod:`cvstats.kernels.cluster`; ``S_L²/n2`` again with one example per
+    group), the ``t`` reference has ``G - 1`` degrees of freedom, and the
+    title says ``"cluster-robust variance (G groups)"``; fewer than 10 groups
+    is a :class:`~cvstats.errors.DesignError`.
+
     Parameters
     ----------
     cube : xarray.DataArray
@@ -106,7 +116,16 @@ def holdout_t(call: Call, *, split: int | None = None, variant: str = "z") -> In
     one = _one_split(call.cube, split, "hold-out t")
     n1 = int(one["n_train"])
     over = _example_dim(one)
-    stat = call.kernel(kernels.holdout_t, [one], [[over]], mu0=call.mu0, reference=variant)
+    codes = group_codes(call.cube)
+    fields = {}
+    if codes is None:
+        stat = call.kernel(kernels.holdout_t, [one], [[over]], mu0=call.mu0, reference=variant)
+    else:
+        stat = clustered_test(
+            codes, one, over, mu0=call.mu0, reference=variant, method="hold-out t"
+        )
+        title = call.spec.result_fields(variant=variant)["title"]
+        fields["title"] = cluster_title(title, one, codes, over)
     n2 = int(one.notnull().isel({d: 0 for d in one.dims if d != over}).sum())
     return call.test(
         stat,
@@ -115,6 +134,7 @@ def holdout_t(call: Call, *, split: int | None = None, variant: str = "z") -> In
         n_splits=1,
         params={"variant": variant},
         reference="normal" if variant == "z" else "t",
+        **fields,
     )
 
 

@@ -25,6 +25,7 @@ from cvstats.cube.score import examples_refusal, is_score
 from cvstats.cube.validation import check_finite_means, validated
 from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, ZeroVarianceWarning
 from cvstats.inference.blocks import block_sizes, kfold_layout, share_split_means
+from cvstats.inference.clustered import warn_if_straddling
 from cvstats.inference.common import check_sizes, resolve_size
 from cvstats.inference.recommend import Recommendation, recommend
 from cvstats.inference.registry import METHODS, TARGETS, applicable_methods
@@ -621,6 +622,7 @@ def compare(
     # validated once; the handle goes to every method (a formula checked before any import)
     known, described = _resolve_cube(formula, data)
     cube = known.cube
+    warn_if_straddling(cube)  # once: the methods get the handle and do not warn again
     adjust = check_adjust(adjust)
     options: dict[str, Any] = {"mu0": mu0, "alpha": alpha, "alternative": alternative}
     sizes = _given_sizes(cube, n1, n2)
