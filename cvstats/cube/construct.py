@@ -295,7 +295,9 @@ def _check_labels_map_back(column: pd.Series, codes: np.ndarray, uniques: pd.Ind
         )
 
 
-def _example_groups(df: pd.DataFrame, group: str, example_codes: np.ndarray, n: int) -> Any:
+def _example_groups(
+    df: pd.DataFrame, group: str, example_codes: np.ndarray, examples: pd.Index
+) -> Any:
     """Return the group of every example from the `group` column, constant within an example."""
     column = df[group]
     if column.isna().any():
@@ -309,10 +311,10 @@ def _example_groups(df: pd.DataFrame, group: str, example_codes: np.ndarray, n: 
     if varies.any():
         raise CubeError(
             f"column {group!r} (`group`) gives {int(varies.sum())} example(s) more than one "
-            f"group (first: example code {int(np.argmax(varies))}); every example must belong "
-            "to exactly one group, the same in every row."
+            f"group (first: example {plain_value(examples[int(np.argmax(varies))])!r}); every "
+            "example must belong to exactly one group, the same in every row."
         )
-    return groups_coord(per_example.first().to_numpy(), n, f"column {group!r}")
+    return groups_coord(per_example.first().to_numpy(), len(examples), f"column {group!r}")
 
 
 def from_frame(
@@ -481,7 +483,7 @@ def from_frame(
     )
     coords.update({c: (SPLIT, table[c]) for c in SPLIT_COORDS})
     if group is not None:
-        coords[GROUP] = (EXAMPLE, _example_groups(df, group, codes[-2], len(uniques[-2])))
+        coords[GROUP] = (EXAMPLE, _example_groups(df, group, codes[-2], uniques[-2]))
     cube = xr.DataArray(
         values,
         dims=(*extra_dims, *CORE_DIMS),

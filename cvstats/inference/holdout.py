@@ -222,6 +222,15 @@ def mcnemar(
     z-form interval (``df = inf``). Tests ``μ0 = 0``; conditional on the one
     trained pair of models.
 
+    With a ``group`` coordinate on the cube (docs/grouped-data.md), the
+    ``"z"`` variant is the clustered McNemar z of Durkalski et al. (2003):
+    ``Σ_g u_g / sqrt(Σ_g u_g²)`` with ``u_g = n10_g - n01_g`` of group ``g``,
+    ``stderr = sqrt(Σ_g u_g²)/n2``, the title says ``"cluster-robust variance
+    (G groups)"`` (:func:`cvstats.kernels.cluster.cluster_mcnemar_z`; McNemar's
+    z again with one example per group). The ``"corrected"`` and ``"exact"``
+    variants count discordant pairs as independent and are refused
+    (:class:`~cvstats.errors.DesignError`), as are fewer than 10 groups.
+
     Parameters
     ----------
     cube : xarray.DataArray
@@ -265,7 +274,26 @@ def mcnemar(
     n10 = (diff == 1).sum(over)
     n01 = (diff == -1).sum(over)
     n2 = diff.notnull().sum(over)
-    if variant == "z":
+    codes = group_codes(cube)
+    fields = call.spec.result_fields(variant=variant)
+    stderr = np.sqrt(n10 + n01) / n2
+    if codes is not None:
+        if variant != "z":
+            raise DesignError(
+                f"McNemar's test with variant={variant!r} counts the discordant pairs as "
+                "independent, but the cube has a `group` coordinate; use variant='z', the "
+                "clustered McNemar z of Durkalski et al. (2003) (docs/grouped-data.md)."
+            )
+        statistic, pvalue, stderr, _ = apply_kernel(
+            kernels.cluster.cluster_mcnemar_z,
+            [diff, codes],
+            [[over], [over]],
+            4,
+            alternative=alternative,
+        )
+        reference = "normal"
+        fields["title"] = cluster_title(fields["title"], diff, codes, over)
+    elif variant == "z":
         statistic, pvalue = apply_kernel(
             kernels.mcnemar_z, [n10, n01], [[], []], 2, alternative=alternative
         )
@@ -287,7 +315,6 @@ def mcnemar(
                 stacklevel=2,
             )
     estimate = (n10 - n01) / n2
-    stderr = np.sqrt(n10 + n01) / n2
     df = xr.full_like(estimate, np.inf)
     n2_value = int(n2.max())
     return make_result(
@@ -298,7 +325,7 @@ def mcnemar(
         pvalue,
         loss=str(cube.name),
         **{
-            **call.spec.result_fields(variant=variant),
+            **fields,
             **call.options._asdict(),
             "reference": reference,
             "n1": resolve_size("n1", None, int(one["n_train"])),

@@ -29,11 +29,20 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from cvstats.checks import ArgumentError, as_float_array
+from cvstats.checks import ArgumentError, as_float_array, validate_alternative, warn_if_zero
 from cvstats.errors import CubeError, DesignError
 from cvstats.kernels._core import StatArrays, statistic_from_variance
+from cvstats.kernels.reference import pvalue
 
-__all__ = ["MIN_GROUPS", "ClusterMoments", "cluster_moments", "cluster_t"]
+__all__ = [
+    "MIN_GROUPS",
+    "ClusterMoments",
+    "ClusteredMcNemar",
+    "check_enough_groups",
+    "cluster_mcnemar_z",
+    "cluster_moments",
+    "cluster_t",
+]
 
 #: Fewest groups a cluster-robust variance is computed from. With fewer, the
 #: CR1 variance is biased down and its reference distribution unknown (Cameron
@@ -41,6 +50,25 @@ __all__ = ["MIN_GROUPS", "ClusterMoments", "cluster_moments", "cluster_t"]
 MIN_GROUPS = 10
 
 _REFERENCES = ("z", "t")
+
+
+class ClusteredMcNemar(NamedTuple):
+    """Clustered McNemar z (:func:`cluster_mcnemar_z`), as plain arrays.
+
+    Attributes
+    ----------
+    statistic, pvalue : ndarray
+        ``z`` and its normal p-value.
+    stderr : ndarray
+        ``sqrt(Σ_g u_g²)/n``, the standard error of the difference of error rates.
+    n_groups : ndarray of int
+        ``G``, the groups with a test example.
+    """
+
+    statistic: NDArray[np.float64]
+    pvalue: NDArray[np.float64]
+    stderr: NDArray[np.float64]
+    n_groups: NDArray[np.int64]
 
 
 class ClusterMoments(NamedTuple):
@@ -85,6 +113,97 @@ def _codes(groups: ArrayLike, shape: tuple[int, ...]) -> NDArray[np.int64]:
         ) from err
 
 
+def _group_sum_squares(
+    values: np.ndarray, present: np.ndarray, codes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``Σ_g (Σ_{i ∈ g, present} x_i)²`` and ``G`` (groups present) over the last axis."""
+    batch = values.shape[:-1]
+    n_batch = int(np.prod(batch, dtype=np.int64))
+    width = int(codes.max()) + 1 if codes.size else 1
+    # one bincount over (batch slice, group): slice b's group g is bin b * width + g
+    offset = np.arange(n_batch, dtype=np.int64).reshape(*batch, 1) * width
+    bins = (codes + offset).ravel()
+    kept = np.where(present, values, 0.0).ravel()
+    sums = np.bincount(bins, weights=kept, minlength=n_batch * width)
+    sizes = np.bincount(bins, weights=present.ravel(), minlength=n_batch * width)
+    n_groups = (sizes.reshape(*batch, width) > 0).sum(axis=-1)
+    return (sums.reshape(*batch, width) ** 2).sum(axis=-1), n_groups
+
+
+def check_enough_groups(n_groups: ArrayLike, method: str) -> None:
+    """Raise a :class:`~cvstats.errors.DesignError` where fewer than :data:`MIN_GROUPS` groups."""
+    n_groups = np.asarray(n_groups)
+    few = n_groups < MIN_GROUPS
+    if np.any(few):
+        raise DesignError(
+            f"{method} with groups needs at least {MIN_GROUPS} groups to estimate a "
+            f"cluster-robust variance, but the sample has G = {int(n_groups[few].min())} "
+            "group(s); test on more groups, or drop the `group` coordinate if the examples "
+            "are independent (cube.drop_vars('group'))."
+        )
+
+
+def cluster_mcnemar_z(
+    differences: ArrayLike, groups: ArrayLike, *, alternative: str = "two-sided"
+) -> ClusteredMcNemar:
+    """McNemar's z for clustered matched pairs (Durkalski et al. 2003).
+
+    With ``d_i = L_A - L_B ∈ {-1, 0, 1}`` the difference of two classifiers'
+    0/1 losses on test example ``i`` and ``u_g = Σ_{i ∈ g} d_i`` (``n10_g -
+    n01_g`` of group ``g``)::
+
+        z = Σ_g u_g / sqrt(Σ_g u_g²)
+
+    against ``N(0, 1)``: the variance of ``Σ_i d_i`` under ``H0`` (no
+    centring, as McNemar's ``n10 + n01`` is ``Σ_i d_i²``) summed per group
+    (Durkalski, Palesch, Lipsitz & Rust 2003, "Analysis of clustered
+    matched-pair data", Statistics in Medicine 22, 2417-2428, eq. 3, whose
+    ``χ²`` is ``z²``). With one example per group it is McNemar's z.
+
+    Parameters
+    ----------
+    differences : array_like, shape (..., n)
+        ``d_i`` in ``{-1, 0, 1}``, NaN off the test set.
+    groups : array_like of int
+        Group code of every example, broadcastable to `differences`.
+    alternative : {"two-sided", "less", "greater"}
+        Sidedness; ``"greater"``: model A errs more often.
+
+    Returns
+    -------
+    ClusteredMcNemar
+        ``statistic = z``, its p-value, ``stderr = sqrt(Σ_g u_g²)/n`` (of the
+        difference of error rates ``Σ d_i / n``) and ``n_groups``.
+
+    Raises
+    ------
+    DesignError
+        If a slice has fewer than :data:`MIN_GROUPS` groups.
+
+    Warns
+    -----
+    ZeroVarianceWarning
+        Where no group has a discordant pair left unbalanced (``Σ_g u_g² = 0``).
+    """
+    alternative = validate_alternative(alternative)
+    arr = as_float_array(differences, "differences")
+    codes = _codes(groups, arr.shape)
+    present = ~np.isnan(arr)
+    ss, n_groups = _group_sum_squares(arr, present, codes)
+    check_enough_groups(n_groups, "McNemar's test")
+    warn_if_zero(
+        ss,
+        "clustered McNemar z",
+        "the sum over groups of (n10_g - n01_g)²",
+        "every group has as many (A wrong, B right) as (A right, B wrong) pairs",
+    )
+    total = np.where(present, arr, 0.0).sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = total / np.sqrt(ss)
+    n = present.sum(axis=-1)
+    return ClusteredMcNemar(z[()], pvalue(z, np.inf, alternative), (np.sqrt(ss) / n)[()], n_groups)
+
+
 def cluster_moments(values: ArrayLike, groups: ArrayLike) -> ClusterMoments:
     """Mean and cluster-robust (CR1) variance of the mean over the last axis.
 
@@ -122,19 +241,9 @@ def cluster_moments(values: ArrayLike, groups: ArrayLike) -> ClusterMoments:
             f"{int(np.sum(count == 0))} slice(s) of `values` have no value (all NaN); every "
             "slice needs at least one."
         )
-    batch = arr.shape[:-1]
-    n_batch = int(np.prod(batch, dtype=np.int64))
-    width = int(codes.max()) + 1 if codes.size else 1
-    # one bincount over (batch slice, group): slice b's group g is bin b * width + g
-    offset = np.arange(n_batch, dtype=np.int64).reshape(*batch, 1) * width
-    bins = (codes + offset).ravel()
     with np.errstate(over="ignore", invalid="ignore"):
         mean = np.where(present, arr, 0.0).sum(axis=-1) / count
-        resid = np.where(present, arr - mean[..., None], 0.0)
-        sums = np.bincount(bins, weights=resid.ravel(), minlength=n_batch * width)
-        sizes = np.bincount(bins, weights=present.ravel(), minlength=n_batch * width)
-        n_groups = (sizes.reshape(*batch, width) > 0).sum(axis=-1)
-        ss = (sums.reshape(*batch, width) ** 2).sum(axis=-1)
+        ss, n_groups = _group_sum_squares(arr - mean[..., None], present, codes)
         g = n_groups.astype(np.float64)
         factor = np.where(n_groups > 1, g / np.maximum(g - 1.0, 1.0), np.nan)
         variance = factor * ss / count.astype(np.float64) ** 2
@@ -184,14 +293,7 @@ def cluster_t(
     if reference not in _REFERENCES:
         raise ArgumentError(f"`reference` must be one of {list(_REFERENCES)}, got {reference!r}.")
     count, n_groups, mean, variance = cluster_moments(values, groups)
-    few = n_groups < MIN_GROUPS
-    if np.any(few):
-        raise DesignError(
-            f"{method} with groups needs at least {MIN_GROUPS} groups to estimate a "
-            f"cluster-robust variance, but the sample has G = {int(n_groups[few].min())} "
-            "group(s); test on more groups, or drop the `group` coordinate if the examples "
-            "are independent (cube.drop_vars('group'))."
-        )
+    check_enough_groups(n_groups, method)
     df = np.inf if reference == "z" else n_groups - 1.0
     return statistic_from_variance(
         mean,

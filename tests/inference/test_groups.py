@@ -71,7 +71,7 @@ def test_from_frame_reads_a_group_column() -> None:
     assert cube["group"].values.tolist() == [f"p{e // 2}" for e in range(12)]
     bad = pd.DataFrame(rows)
     bad.loc[3, "patient"] = "other"  # example 1 in two groups
-    with pytest.raises(CubeError, match=r"'patient' \(`group`\) gives 1 example\(s\) more than"):
+    with pytest.raises(CubeError, match=r"gives 1 example\(s\) more than one group .*example 1\b"):
         cvstats.from_frame(bad, n_train=4, group="patient")
     bad = pd.DataFrame(rows)
     bad.loc[5, "patient"] = None
@@ -235,3 +235,38 @@ def test_contrast_cubes_keep_the_groups() -> None:
     contrast = cvstats.pairwise(cube)
     assert isinstance(contrast, xr.DataArray)
     np.testing.assert_array_equal(contrast["group"].values, groups)
+
+
+def _zero_one_holdout(seed: int, groups: np.ndarray, labels=None):
+    """0/1 losses of two classifiers on a group-respecting hold-out split, shared per group."""
+    rng = np.random.default_rng(seed)
+    cv = GroupShuffleSplit(n_splits=1, test_size=0.5, random_state=seed)
+    d = designs.from_splitter(cv, n=groups.size, groups=groups)
+    hard = rng.random(int(groups.max()) + 1)[groups]  # per-group difficulty
+    losses = (rng.random((1, groups.size, 2)) < hard[None, :, None] * [0.6, 0.9]).astype(float)
+    return cvstats.from_arrays(losses, design=d, models=["a", "b"], name="zero_one", groups=labels)
+
+
+def test_mcnemar_z_is_durkalskis_clustered_statistic() -> None:
+    groups = np.random.default_rng(13).integers(0, 50, 300)
+    cube = _zero_one_holdout(13, groups)
+    res = cvstats.mcnemar(cube)
+    # Durkalski et al. (2003), eq. 3, computed with pandas on the test examples
+    d = (cube.sel(model="a") - cube.sel(model="b")).isel(split=0).values
+    test = ~np.isnan(d)
+    u = pd.Series(d[test]).groupby(groups[test]).sum()
+    z = u.sum() / np.sqrt((u**2).sum())
+    assert float(res.statistic) == pytest.approx(z, rel=1e-12)
+    assert float(res.stderr) == pytest.approx(np.sqrt((u**2).sum()) / test.sum(), rel=1e-12)
+    assert res.title.endswith(f"cluster-robust variance ({u.size} groups)")
+    with pytest.raises(DesignError, match=r"variant='exact' counts the discordant pairs as"):
+        cvstats.mcnemar(cube, variant="exact")
+
+
+def test_mcnemar_with_one_example_per_group_equals_mcnemar() -> None:
+    groups = np.repeat(np.arange(40), 3)
+    plain = _zero_one_holdout(14, groups)
+    single = plain.assign_coords(group=("example", np.arange(120)))
+    before, after = cvstats.mcnemar(plain.drop_vars("group")), cvstats.mcnemar(single)
+    for field in ("estimate", "stderr", "statistic", "pvalue"):
+        np.testing.assert_allclose(getattr(after, field), getattr(before, field), rtol=1e-12)
