@@ -173,6 +173,6 @@ def bayle_cv(call: Call, *, variant: str = "out") -> InferenceResult:
             "cluster-robust form in cvstats; the cube has a `group` coordinate, so use "
             "variant='out', whose variance is then cluster-robust (docs/grouped-data.md)."
         )
-    stat = clustered_test(codes, e, EXAMPLE, mu0=call.mu0, reference="z", method=_METHOD)
-    title = cluster_title(call.spec.result_fields(**params)["title"], e, codes, EXAMPLE)
+    stat = clustered_test(codes, e, mu0=call.mu0, reference="z", method=_METHOD)
+    title = cluster_title(call.spec.result_fields(**params)["title"], e, codes)
     return call.test(stat, n1=sizes.n1, n2=sizes.n2, n_splits=K, params=params, title=title)

@@ -23,27 +23,26 @@ from cvstats.cube.schema import EXAMPLE
 from cvstats.errors import CvstatsWarning
 from cvstats.kernels.cluster import cluster_t
 
-__all__ = ["cluster_title", "clustered_test", "warn_if_straddling"]
+__all__ = ["cluster_title", "clustered_test", "warn_if_straddling", "warn_not_clustered"]
 
 
 def clustered_test(
     codes: xr.DataArray,
     values: xr.DataArray,
-    over: str,
     *,
     mu0: float,
     reference: str,
     method: str,
 ) -> tuple[xr.DataArray, ...]:
-    """``(estimate, stderr, statistic, df)`` of the mean of ``values`` over ``over``, clustered.
+    """``(estimate, stderr, statistic, df)`` of the mean of ``values`` over ``example``, clustered.
 
-    ``codes`` are the int group codes over ``example`` (:func:`group_codes`);
-    ``over`` is the examples' dim of ``values`` (``example``).
+    ``codes`` are the int group codes over ``example`` (:func:`group_codes`;
+    a cube with groups is dense, so its losses lie on ``example``).
     """
     return apply_kernel(
         cluster_t,
-        [values, codes.rename({EXAMPLE: over}) if over != EXAMPLE else codes],
-        [[over], [over]],
+        [values, codes],
+        [[EXAMPLE], [EXAMPLE]],
         4,
         mu0=mu0,
         reference=reference,
@@ -51,13 +50,13 @@ def clustered_test(
     )
 
 
-def cluster_title(title: str, values: xr.DataArray, codes: xr.DataArray, over: str) -> str:
+def cluster_title(title: str, values: xr.DataArray, codes: xr.DataArray) -> str:
     """``title`` with the note ``"; cluster-robust variance (G groups)"``.
 
     ``G`` counts the groups with a value; a range ``G = a–b`` when it differs
     across the extra dims.
     """
-    present = values.notnull().rename({over: EXAMPLE}) if over != EXAMPLE else values.notnull()
+    present = values.notnull()
     counts = []
     flat = present.transpose(..., EXAMPLE).values.reshape(-1, present.sizes[EXAMPLE])
     for row in flat:
@@ -86,6 +85,26 @@ def warn_if_straddling(cube: xr.DataArray) -> None:
         "beyond Nadeau & Bengio's Lemma 1 (every method's variance may be too small); split "
         "by groups (sklearn.model_selection.GroupKFold, GroupShuffleSplit) with "
         "cvstats.designs.from_splitter(cv, X, y, groups).",
+        CvstatsWarning,
+        stacklevel=3,
+    )
+
+
+def warn_not_clustered(cube: xr.DataArray, method: str) -> None:
+    """Warn (``CvstatsWarning``) that ``method`` ignores the cube's groups, if it has any.
+
+    For the methods whose variance is computed over examples but has no
+    cluster-robust form in cvstats yet (nested CV's inner variance, the K-fold
+    statistics): the result treats the examples as independent, so its
+    variance is too small when losses are correlated within groups.
+    """
+    if group_codes(cube) is None:
+        return
+    warnings.warn(
+        f"{method} has no cluster-robust form in cvstats yet: it treats the examples of the "
+        "cube's `group` coordinate as independent, so its variance is too small when the "
+        "losses are correlated within groups (docs/grouped-data.md); drop the coordinate "
+        "(cube.drop_vars('group')) to silence this once you have checked they are not.",
         CvstatsWarning,
         stacklevel=3,
     )

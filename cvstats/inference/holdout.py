@@ -121,11 +121,9 @@ def holdout_t(call: Call, *, split: int | None = None, variant: str = "z") -> In
     if codes is None:
         stat = call.kernel(kernels.holdout_t, [one], [[over]], mu0=call.mu0, reference=variant)
     else:
-        stat = clustered_test(
-            codes, one, over, mu0=call.mu0, reference=variant, method="hold-out t"
-        )
+        stat = clustered_test(codes, one, mu0=call.mu0, reference=variant, method="hold-out t")
         title = call.spec.result_fields(variant=variant)["title"]
-        fields["title"] = cluster_title(title, one, codes, over)
+        fields["title"] = cluster_title(title, one, codes)
     n2 = int(one.notnull().isel({d: 0 for d in one.dims if d != over}).sum())
     return call.test(
         stat,
@@ -287,12 +285,12 @@ def mcnemar(
         statistic, pvalue, stderr, _ = apply_kernel(
             kernels.cluster.cluster_mcnemar_z,
             [diff, codes],
-            [[over], [over]],
+            [[EXAMPLE], [EXAMPLE]],
             4,
             alternative=alternative,
         )
         reference = "normal"
-        fields["title"] = cluster_title(fields["title"], diff, codes, over)
+        fields["title"] = cluster_title(fields["title"], diff, codes)
     elif variant == "z":
         statistic, pvalue = apply_kernel(
             kernels.mcnemar_z, [n10, n01], [[], []], 2, alternative=alternative

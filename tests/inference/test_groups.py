@@ -270,3 +270,27 @@ def test_mcnemar_with_one_example_per_group_equals_mcnemar() -> None:
     before, after = cvstats.mcnemar(plain.drop_vars("group")), cvstats.mcnemar(single)
     for field in ("estimate", "stderr", "statistic", "pvalue"):
         np.testing.assert_allclose(getattr(after, field), getattr(before, field), rtol=1e-12)
+
+
+def test_nested_cv_and_kfold_statistics_say_they_ignore_the_groups() -> None:
+    from cvstats.across.kfold_variance import kfold_statistics
+    from cvstats.inference.nested import nested_cv_interval
+
+    def fold_groups(design: xr.Dataset) -> np.ndarray:
+        """Pairs of examples of one fold of the main block: no group straddles a split."""
+        test = design["test"].values[design["block"].values == "main"]
+        fold = test.argmax(axis=0)
+        rank = np.argsort(np.argsort(fold, kind="stable"), kind="stable")
+        return fold * 100 + rank // 2
+
+    rng = np.random.default_rng(15)
+    d = designs.nested_cv(40, 4, seed=15)
+    cube = cvstats.from_arrays(
+        rng.random((d.sizes["split"], 40, 1)), design=d, groups=fold_groups(d)
+    )
+    with pytest.warns(CvstatsWarning, match=r"nested CV interval has no cluster-robust form"):
+        nested_cv_interval(cube)
+    k = designs.kfold(40, 4, seed=15)
+    cube = cvstats.from_arrays(rng.random((4, 40, 1)), design=k, groups=fold_groups(k))
+    with pytest.warns(CvstatsWarning, match=r"kfold_statistics has no cluster-robust form"):
+        kfold_statistics(cube)
