@@ -11,7 +11,7 @@ per-group influence terms ``u_g = Σ_{i ∈ g} (x_i - μ̂)``::
 with the small-sample factor ``c`` of statsmodels' cluster-robust covariance
 (``OLS(x, ones).fit(cov_type="cluster", cov_kwds={"groups": g})``, whose
 default ``use_correction=True``; Cameron & Miller 2015, "A practitioner's
-guide to cluster-robust inference", J. Human Resources 50(2), §II.C, the
+guide to cluster-robust inference", J. Human Resources 50(2), §II: the
 CR1 factor). For a mean ``K = 1``, so ``c = G/(G-1)``; with one value per
 group (``G = N``) ``V̂ = S²/N``, the iid variance with the sample variance
 ``S²`` (denominator ``N - 1``).
@@ -157,8 +157,8 @@ def cluster_mcnemar_z(
     against ``N(0, 1)``: the variance of ``Σ_i d_i`` under ``H0`` (no
     centring, as McNemar's ``n10 + n01`` is ``Σ_i d_i²``) summed per group
     (Durkalski, Palesch, Lipsitz & Rust 2003, "Analysis of clustered
-    matched-pair data", Statistics in Medicine 22, 2417-2428, eq. 3, whose
-    ``χ²`` is ``z²``). With one example per group it is McNemar's z.
+    matched-pair data", Statistics in Medicine 22, 2417-2428: their statistic
+    ``χ² = (Σ_g u_g)²/Σ_g u_g²`` is ``z²``). With one example per group it is McNemar's z.
 
     Parameters
     ----------
@@ -270,7 +270,7 @@ def cluster_t(
         Null value.
     reference : {"z", "t"}, default "z"
         ``"z"``: ``df = inf``; ``"t"``: ``df = G - 1`` (the reference of
-        Cameron & Miller 2015, §VI.C, for the CR1 variance; ``N - 1`` with one
+        Cameron & Miller 2015, §VI, for the CR1 variance; ``N - 1`` with one
         value per group, as the iid t).
     method : str
         Name of the calling method, for its messages.

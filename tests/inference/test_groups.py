@@ -251,7 +251,7 @@ def test_mcnemar_z_is_durkalskis_clustered_statistic() -> None:
     groups = np.random.default_rng(13).integers(0, 50, 300)
     cube = _zero_one_holdout(13, groups)
     res = cvstats.mcnemar(cube)
-    # Durkalski et al. (2003), eq. 3, computed with pandas on the test examples
+    # Durkalski et al. (2003): χ² = (Σ_g u_g)² / Σ_g u_g², by pandas on the test examples
     d = (cube.sel(model="a") - cube.sel(model="b")).isel(split=0).values
     test = ~np.isnan(d)
     u = pd.Series(d[test]).groupby(groups[test]).sum()
