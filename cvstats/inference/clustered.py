@@ -23,7 +23,16 @@ from cvstats.cube.schema import EXAMPLE
 from cvstats.errors import CvstatsWarning
 from cvstats.kernels.cluster import cluster_t
 
-__all__ = ["cluster_title", "clustered_test", "warn_if_straddling", "warn_not_clustered"]
+__all__ = [
+    "CLUSTER_NOTE",
+    "cluster_title",
+    "clustered_test",
+    "warn_if_straddling",
+    "warn_not_clustered",
+]
+
+#: What the title of a result with a cluster-robust variance says (then ``(G groups)``).
+CLUSTER_NOTE = "cluster-robust variance"
 
 
 def clustered_test(
@@ -63,7 +72,7 @@ def cluster_title(title: str, values: xr.DataArray, codes: xr.DataArray) -> str:
         counts.append(np.unique(codes.values[row]).size)
     low, high = min(counts), max(counts)
     groups = f"{low} groups" if low == high else f"{low}–{high} groups"
-    return f"{title}; cluster-robust variance ({groups})"
+    return f"{title}; {CLUSTER_NOTE} ({groups})"
 
 
 def warn_if_straddling(cube: xr.DataArray) -> None:

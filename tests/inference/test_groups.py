@@ -294,3 +294,16 @@ def test_nested_cv_and_kfold_statistics_say_they_ignore_the_groups() -> None:
     cube = cvstats.from_arrays(rng.random((4, 40, 1)), design=k, groups=fold_groups(k))
     with pytest.warns(CvstatsWarning, match=r"kfold_statistics has no cluster-robust form"):
         kfold_statistics(cube)
+
+
+def test_compare_says_which_methods_clustered() -> None:
+    rng = np.random.default_rng(16)
+    groups = np.repeat(np.arange(24), 5)
+    d = designs.from_splitter(GroupKFold(6), n=120, groups=groups)
+    cube = cvstats.from_arrays(_grouped_losses(rng, groups, (6, 120, 2)), design=d)
+    table = cvstats.compare("loss ~ model", cube)
+    (note,) = [n for n in table.notes if "coordinate `group`" in n]
+    assert note.startswith("the examples come in 24 groups (coordinate `group`): bayle_cv uses a")
+    assert "kfold_t" in note.split(";")[1] and "unchanged" in note
+    plain = cvstats.compare("loss ~ model", cube.drop_vars("group"))
+    assert not [n for n in plain.notes if "`group`" in n]
