@@ -35,6 +35,7 @@ from cvstats.cube.checks import validate_alpha
 from cvstats.cube.schema import EXAMPLE, SPLIT
 from cvstats.errors import ArgumentError, CvstatsTypeError, DesignError
 from cvstats.inference.blocks import block_positions, kfold_layout
+from cvstats.inference.clustered import warn_not_clustered
 from cvstats.kernels import kfold as kk
 from cvstats.results.base import bounds
 from cvstats.results.estimates import EstimatesResult
@@ -163,6 +164,13 @@ def kfold_statistics(cube: xr.DataArray) -> EstimatesResult:
         If the main block is not a single K-fold run, or ``K`` does not divide
         ``n``.
 
+    Warns
+    -----
+    CvstatsWarning
+        On a cube with groups (docs/grouped-data.md): the statistics are
+        computed as for independent examples
+        (:func:`cvstats.inference.clustered.warn_not_clustered`).
+
     Examples
     --------
     >>> import numpy as np, cvstats
@@ -175,6 +183,7 @@ def kfold_statistics(cube: xr.DataArray) -> EstimatesResult:
     True
     """
     err = kfold_errors(cube, method="kfold_statistics")
+    warn_not_clustered(cube, "kfold_statistics")
     out = apply_kernel(_statistics_kernel, [err.e, err.fold], [[EXAMPLE], [EXAMPLE]], 4)
     names = ("s1", "s2", "s3", "mu")
     desc = {

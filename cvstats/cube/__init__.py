@@ -3,6 +3,8 @@
 Layer 1 of cvstats (see ``docs/architecture.md``). What lives here:
 
 * :mod:`~cvstats.cube.schema` — the names of dims, coordinates and attrs;
+* :mod:`~cvstats.cube.groups` — the optional ``group`` coordinate on ``example``: its
+  checks, its integer codes, the splits a group straddles;
 * :mod:`~cvstats.cube.checks` — argument and float-range checks shared by every
   layer, re-exported from the foundation module :mod:`cvstats.checks` (numpy only,
   which the kernels import directly);

@@ -15,9 +15,11 @@ import xarray as xr
 from numpy.typing import ArrayLike
 
 from cvstats.cube.dense import dtype_problem, one_size_splits, plain_value, split_table
+from cvstats.cube.groups import groups_coord
 from cvstats.cube.schema import (
     CORE_DIMS,
     EXAMPLE,
+    GROUP,
     IN_TRAIN,
     MODEL,
     N_TEST,
@@ -69,6 +71,7 @@ def from_arrays(
     n_train: int | ArrayLike | None = None,
     splits: pd.DataFrame | Mapping[str, ArrayLike] | None = None,
     attrs: Mapping[str, Any] | None = None,
+    groups: ArrayLike | None = None,
 ) -> xr.DataArray:
     """Build a validated loss cube from arrays of losses.
 
@@ -112,6 +115,13 @@ def from_arrays(
     attrs : mapping, optional
         Attrs (``design``, ``n``, ``seed``, ...); defaults: the design's, else
         ``design="user"``, ``n`` = number of examples, ``seed=-1``.
+    groups : array-like, optional
+        The group (patient, user, document) of every example, one int or str
+        label per example; stored as the coordinate ``group`` on ``example``.
+        Default: the design's ``group`` coordinate when it has one (a design of
+        :func:`cvstats.designs.from_splitter` given ``groups``), else none (the
+        examples are independent). Methods whose variance is computed over
+        examples then use a cluster-robust variance (docs/grouped-data.md).
 
     Returns
     -------
@@ -230,6 +240,10 @@ def from_arrays(
     cube = xr.DataArray(data, dims=dims, coords=coords, name=name, attrs=base_attrs)
     if in_train is not None:
         cube = cube.assign_coords({IN_TRAIN: ((SPLIT, EXAMPLE), in_train.values)})
+    if groups is None and design is not None and GROUP in design.coords:
+        groups = design[GROUP].values
+    if groups is not None:
+        cube = cube.assign_coords({GROUP: (EXAMPLE, groups_coord(groups, n_ex))})
     if mask is not None:
         cube = _state_test_sizes(cube, mask)
     elif n_models:
@@ -281,6 +295,28 @@ def _check_labels_map_back(column: pd.Series, codes: np.ndarray, uniques: pd.Ind
         )
 
 
+def _example_groups(
+    df: pd.DataFrame, group: str, example_codes: np.ndarray, examples: pd.Index
+) -> Any:
+    """Return the group of every example from the `group` column, constant within an example."""
+    column = df[group]
+    if column.isna().any():
+        row = int(np.argmax(column.isna().to_numpy()))
+        raise CubeError(
+            f"column {group!r} (`group`) has {int(column.isna().sum())} missing label(s) (first "
+            f"at {_row(df, row)}); every example must belong to exactly one group."
+        )
+    per_example = column.groupby(example_codes, sort=True)
+    varies = per_example.nunique().to_numpy() > 1
+    if varies.any():
+        raise CubeError(
+            f"column {group!r} (`group`) gives {int(varies.sum())} example(s) more than one "
+            f"group (first: example {plain_value(examples[int(np.argmax(varies))])!r}); every "
+            "example must belong to exactly one group, the same in every row."
+        )
+    return groups_coord(per_example.first().to_numpy(), len(examples), f"column {group!r}")
+
+
 def from_frame(
     df: pd.DataFrame,
     *,
@@ -292,6 +328,7 @@ def from_frame(
     n_train: int | None = None,
     attrs: Mapping[str, Any] | None = None,
     name: str | None = None,
+    group: str | None = None,
 ) -> xr.DataArray:
     """Build a validated loss cube from a long-format table of test losses.
 
@@ -316,6 +353,11 @@ def from_frame(
         number of distinct examples, ``seed=-1``.
     name : str, optional
         Name of the cube (not empty); default the ``loss`` column's name.
+    group : str, optional
+        Column of the group (patient, user, document) of every example: one
+        label per example (the same in every row of that example), none
+        missing; stored as the coordinate ``group`` on ``example``
+        (docs/grouped-data.md). Default: no groups.
 
     Returns
     -------
@@ -349,7 +391,8 @@ def from_frame(
             f"`split`, `example`, `model` and `extra_dims` must name different columns, got "
             f"{keys}."
         )
-    missing = [c for c in [*keys, loss] if c not in df.columns]
+    wanted = [*keys, loss, *([group] if group is not None else [])]
+    missing = [c for c in wanted if c not in df.columns]
     if missing:
         raise CubeError(
             f"`df` lacks the column(s) {missing}; it has {list(df.columns)}. Name the columns "
@@ -439,6 +482,8 @@ def from_frame(
         }
     )
     coords.update({c: (SPLIT, table[c]) for c in SPLIT_COORDS})
+    if group is not None:
+        coords[GROUP] = (EXAMPLE, _example_groups(df, group, codes[-2], uniques[-2]))
     cube = xr.DataArray(
         values,
         dims=(*extra_dims, *CORE_DIMS),

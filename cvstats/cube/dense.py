@@ -16,6 +16,7 @@ import pandas as pd
 import xarray as xr
 from numpy.typing import ArrayLike
 
+from cvstats.cube.groups import check_groups
 from cvstats.cube.known import Facts, lazy
 from cvstats.cube.schema import (
     BLOCKS,
@@ -1021,7 +1022,9 @@ def validate_dense(cube: xr.DataArray) -> Facts:
     every split of a block and every element of the extra dims, unless the
     cube states its test sizes in an ``n_test`` coordinate, which the NaN
     pattern must then match in every element of the extra dims), k-fold
-    partitions and disjoint halves. A dask-backed
+    partitions and disjoint halves, and the optional ``group`` coordinate (one
+    label per example, none missing: :func:`cvstats.cube.groups.check_groups`).
+    A dask-backed
     cube is reduced in a single pass. :func:`cvstats.validate` dispatches here
     for a dense cube (dim ``example``).
 
@@ -1057,6 +1060,7 @@ def validate_dense(cube: xr.DataArray) -> Facts:
     _check_structure(cube)
     check_attrs(cube)
     check_split_coords(cube)
+    check_groups(cube)
     if IN_TRAIN in cube.coords:
         it = cube[IN_TRAIN]
         if (

@@ -19,6 +19,7 @@ __all__ = [
     "INT_SPLIT_COORDS",
     "BLOCKS",
     "IN_TRAIN",
+    "GROUP",
     "N_TEST",
     "REQUIRED_ATTRS",
     "GREATER_IS_BETTER",
@@ -47,6 +48,9 @@ BLOCKS: Final = ("main", "half", "replicate", "5x2", "nested")
 
 #: Optional boolean coordinate ``(*extra, split, example)``: example in the training set.
 IN_TRAIN: Final = "in_train"
+
+#: Optional coordinate ``(example,)``: the group (patient, user, document) of every example.
+GROUP: Final = "group"
 
 #: Attributes every cube carries.
 REQUIRED_ATTRS: Final = ("design", "n", "seed")

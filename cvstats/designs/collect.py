@@ -85,6 +85,7 @@ def collect(
     progress: bool = True,
     seed: int | None = None,
     name: str | None = None,
+    groups: ArrayLike | None = None,
 ) -> xr.DataArray | xr.Dataset | tuple[xr.DataArray, xr.DataArray | xr.Dataset]:
     """Fit every learner on every split of a design and collect test losses and/or scores.
 
@@ -172,6 +173,12 @@ def collect(
         cube is returned (one scorer, no loss), its name (default the scorer
         name, a function's ``__name__``, else ``"score"``). Several metrics are
         named by the keys of a `scoring` dict.
+    groups : array-like of shape (n,), optional
+        The group (patient, user, document) of every example, kept on the loss
+        cube as the coordinate ``group`` on ``example`` (docs/grouped-data.md);
+        default the design's own ``group`` coordinate
+        (:func:`cvstats.designs.from_splitter` given ``groups``), else none.
+        Score cubes have no ``example`` dim and do not carry it.
 
     Returns
     -------
@@ -253,7 +260,7 @@ def collect(
     X, y = _check_data(X, y, n)
     root = _root_seed(seed, design)
     models = [learner.name for learner in checked]
-    _check_cubes(design, models, loss_name if want_loss else None, name, scoring_, root)
+    _check_cubes(design, models, loss_name if want_loss else None, name, scoring_, root, groups)
     classes = np.unique(y) if needs_proba else None
 
     train_idx = _row_indices(train_mask)
@@ -296,6 +303,7 @@ def collect(
             models=models,
             name=name or loss_name,
             attrs={"loss": loss_name, "collect_seed": root},
+            groups=groups,
         )
     if scoring_ is None:
         return loss_cube  # type: ignore[return-value]  # a loss is asked when scoring is not
@@ -329,6 +337,7 @@ def _check_cubes(
     name: str | None,
     scoring: _Scoring | None,
     root: int,
+    groups: ArrayLike | None = None,
 ) -> None:
     """Build the cubes :func:`collect` returns on placeholder values, before any fit.
 
@@ -354,6 +363,7 @@ def _check_cubes(
             models=models[:1],
             name=(name or loss_name) if loss_name is not None else "loss",
             attrs={"loss": loss_name or "loss", "collect_seed": root},
+            groups=groups,
         )
         if scoring is not None:
             for key in scoring.names:

@@ -20,7 +20,8 @@ import xarray as xr
 from numpy.typing import ArrayLike, NDArray
 
 from cvstats.cube.dense import NESTED_TRAIN, TIME_ORDERED
-from cvstats.cube.schema import EXAMPLE, INT_SPLIT_COORDS, SPLIT, UNKNOWN_SEED
+from cvstats.cube.groups import groups_coord
+from cvstats.cube.schema import EXAMPLE, GROUP, INT_SPLIT_COORDS, SPLIT, UNKNOWN_SEED
 from cvstats.errors import ArgumentError, DesignError
 
 __all__ = ["from_splitter"]
@@ -354,6 +355,8 @@ def from_splitter(
         (``docs/splitters.md``, "Time-ordered splits"); the hold-out methods on
         one split (``holdout_t(cube, split=...)``) and the Diebold–Mariano test
         over all of them remain.
+        Given ``groups``, the design keeps them as the coordinate ``group``
+        on ``example``, which the cubes built on it carry (docs/grouped-data.md).
 
     Raises
     ------
@@ -443,6 +446,8 @@ def from_splitter(
     }
     coords.update({c: (SPLIT, coords_int[c]) for c in INT_SPLIT_COORDS})
     coords["n_test"] = (SPLIT, n_test)
+    if groups is not None:
+        coords[GROUP] = (EXAMPLE, groups_coord(groups, n_ex))
     return xr.Dataset(
         {"train": ((SPLIT, EXAMPLE), train), "test": ((SPLIT, EXAMPLE), test)},
         coords=coords,

@@ -10,6 +10,8 @@ Layer 5 of cvstats (see ``docs/architecture.md``). What lives here:
 * :mod:`~cvstats.inference.common` — option checks and result assembly (named dims
   reach the kernels' axes through :func:`~cvstats.cube.apply.apply_kernel`);
 * :mod:`~cvstats.inference.blocks` — split means and the blocks of a design;
+* :mod:`~cvstats.inference.clustered` — cluster-robust tests over grouped examples and
+  the warning when a group straddles a split (docs/grouped-data.md);
 * :mod:`~cvstats.inference.docs` — the numpydoc pieces the methods' docstrings share
   (:func:`~cvstats.inference.docs.fill_doc`);
 * the methods: :mod:`~cvstats.inference.resampling`, :mod:`~cvstats.inference.fivebytwo`,

@@ -13,9 +13,11 @@ import numpy as np
 import xarray as xr
 
 from cvstats.cube import in_test
+from cvstats.cube.groups import group_codes
 from cvstats.cube.schema import EXAMPLE, SPLIT
 from cvstats.errors import DesignError
 from cvstats.inference.blocks import block_positions, kfold_layout
+from cvstats.inference.clustered import cluster_title, clustered_test
 from cvstats.inference.engine import Call, method
 from cvstats.inference.registry import MethodSpec
 from cvstats.kernels.bayle import BAYLE_VARIANCES
@@ -116,6 +118,15 @@ def bayle_cv(call: Call, *, variant: str = "out") -> InferenceResult:
     across training sets, so it can be **liberal for the unconditional error**
     ``n1μ`` of the learner; use the corrected tests for that target.
 
+    With a ``group`` coordinate on the cube (docs/grouped-data.md), ``σ̂²/n``
+    is replaced by the cluster-robust (CR1) variance of ``R̂`` over the ``G``
+    groups, with statsmodels' small-sample factor ``G/(G-1)``
+    (:mod:`cvstats.kernels.cluster`), and the title says
+    ``"cluster-robust variance (G groups)"``. With one example per group it is
+    ``n/(n-1)`` times today's ``σ̂²_out/n`` (the sample variance's
+    denominator ``n - 1`` instead of Bayle et al.'s ``n``). Fewer than 10
+    groups, or ``variant="in"``, is a :class:`~cvstats.errors.DesignError`.
+
     Parameters
     ----------
     %(cube_kfold)s
@@ -149,9 +160,19 @@ def bayle_cv(call: Call, *, variant: str = "out") -> InferenceResult:
     e, fold = out_of_fold_errors(call.cube)
     K, _ = kfold_layout(call.cube, _METHOD)
     sizes = call.block_sizes("main", _METHOD)
-    stat = call.kernel(
-        _bayle_kernel, [e, fold], [[EXAMPLE], [EXAMPLE]], variance=variant, mu0=call.mu0
-    )
-    return call.test(
-        stat, n1=sizes.n1, n2=sizes.n2, n_splits=K, params={"K": K, "variant": variant}
-    )
+    params = {"K": K, "variant": variant}
+    codes = group_codes(call.cube)
+    if codes is None:
+        stat = call.kernel(
+            _bayle_kernel, [e, fold], [[EXAMPLE], [EXAMPLE]], variance=variant, mu0=call.mu0
+        )
+        return call.test(stat, n1=sizes.n1, n2=sizes.n2, n_splits=K, params=params)
+    if variant != "out":
+        raise DesignError(
+            f"{_METHOD} with variant={variant!r} (the within-fold variance) has no "
+            "cluster-robust form in cvstats; the cube has a `group` coordinate, so use "
+            "variant='out', whose variance is then cluster-robust (docs/grouped-data.md)."
+        )
+    stat = clustered_test(codes, e, mu0=call.mu0, reference="z", method=_METHOD)
+    title = cluster_title(call.spec.result_fields(**params)["title"], e, codes)
+    return call.test(stat, n1=sizes.n1, n2=sizes.n2, n_splits=K, params=params, title=title)

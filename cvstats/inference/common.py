@@ -22,6 +22,7 @@ from cvstats.cube.score import examples_refusal, is_score
 from cvstats.cube.validation import checked
 from cvstats.errors import ArgumentError, CubeError, DesignError
 from cvstats.inference.blocks import BlockSizes
+from cvstats.inference.clustered import warn_if_straddling
 from cvstats.inference.registry import MethodSpec, time_order_refusal
 from cvstats.results import InferenceResult
 
@@ -71,8 +72,11 @@ def check_call(
     refuses, with a :class:`~cvstats.errors.DesignError`, a cube whose training
     sets are nested (attr ``nested_train = 1``, e.g. ``TimeSeriesSplit``) when
     the method pools splits as exchangeable random draws
-    (:meth:`MethodSpec.time_order_refusal`); and checks ``mu0``, ``alpha``
-    and ``alternative``.
+    (:meth:`MethodSpec.time_order_refusal`); warns when a group of the cube's
+    ``group`` coordinate straddles a split's training and test sets
+    (:func:`~cvstats.inference.clustered.warn_if_straddling`; not for a
+    handle, whose holder warns); and checks ``mu0``, ``alpha`` and
+    ``alternative``.
 
     Returns
     -------
@@ -84,6 +88,8 @@ def check_call(
     if method.needs == "examples" and is_score(raw):
         raise CubeError(examples_refusal(method.name))
     known = checked(cube)
+    if not isinstance(cube, Checked):  # a caller with a handle (compare) warns once itself
+        warn_if_straddling(raw)
     ordered = method.time_order_refusal(raw)  # after validation, which names a non-cube
     if ordered is not None:
         raise DesignError(ordered)

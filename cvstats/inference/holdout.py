@@ -13,6 +13,7 @@ from cvstats import kernels
 from cvstats.cube import unit_dim
 from cvstats.cube.apply import apply_kernel
 from cvstats.cube.compact import SLOT
+from cvstats.cube.groups import group_codes
 from cvstats.cube.schema import CONTRAST, EXAMPLE, MODEL, SPLIT
 from cvstats.errors import (
     ArgumentError,
@@ -22,6 +23,7 @@ from cvstats.errors import (
     ZeroVarianceWarning,
 )
 from cvstats.inference.blocks import block_positions
+from cvstats.inference.clustered import cluster_title, clustered_test
 from cvstats.inference.common import make_result, resolve_size
 from cvstats.inference.engine import Call, Choice, method
 from cvstats.inference.registry import LIBERAL_FLAG, MethodSpec
@@ -90,6 +92,14 @@ def holdout_t(call: Call, *, split: int | None = None, variant: str = "z") -> In
     choice). A valid interval for the *conditional* error of the one trained
     model, not for ``n1μ``.
 
+    With a ``group`` coordinate on the cube (docs/grouped-data.md), ``σ̂²`` is
+    the cluster-robust (CR1) variance of the mean over the ``G`` groups of the
+    test set, with statsmodels' small-sample factor ``G/(G-1)``
+    (:mod:`cvstats.kernels.cluster`; ``S_L²/n2`` again with one example per
+    group), the ``t`` reference has ``G - 1`` degrees of freedom, and the
+    title says ``"cluster-robust variance (G groups)"``; fewer than 10 groups
+    is a :class:`~cvstats.errors.DesignError`.
+
     Parameters
     ----------
     cube : xarray.DataArray
@@ -106,7 +116,14 @@ def holdout_t(call: Call, *, split: int | None = None, variant: str = "z") -> In
     one = _one_split(call.cube, split, "hold-out t")
     n1 = int(one["n_train"])
     over = _example_dim(one)
-    stat = call.kernel(kernels.holdout_t, [one], [[over]], mu0=call.mu0, reference=variant)
+    codes = group_codes(call.cube)
+    fields = {}
+    if codes is None:
+        stat = call.kernel(kernels.holdout_t, [one], [[over]], mu0=call.mu0, reference=variant)
+    else:
+        stat = clustered_test(codes, one, mu0=call.mu0, reference=variant, method="hold-out t")
+        title = call.spec.result_fields(variant=variant)["title"]
+        fields["title"] = cluster_title(title, one, codes)
     n2 = int(one.notnull().isel({d: 0 for d in one.dims if d != over}).sum())
     return call.test(
         stat,
@@ -115,6 +132,7 @@ def holdout_t(call: Call, *, split: int | None = None, variant: str = "z") -> In
         n_splits=1,
         params={"variant": variant},
         reference="normal" if variant == "z" else "t",
+        **fields,
     )
 
 
@@ -202,6 +220,15 @@ def mcnemar(
     z-form interval (``df = inf``). Tests ``μ0 = 0``; conditional on the one
     trained pair of models.
 
+    With a ``group`` coordinate on the cube (docs/grouped-data.md), the
+    ``"z"`` variant is the clustered McNemar z of Durkalski et al. (2003):
+    ``Σ_g u_g / sqrt(Σ_g u_g²)`` with ``u_g = n10_g - n01_g`` of group ``g``,
+    ``stderr = sqrt(Σ_g u_g²)/n2``, the title says ``"cluster-robust variance
+    (G groups)"`` (:func:`cvstats.kernels.cluster.cluster_mcnemar_z`; McNemar's
+    z again with one example per group). The ``"corrected"`` and ``"exact"``
+    variants count discordant pairs as independent and are refused
+    (:class:`~cvstats.errors.DesignError`), as are fewer than 10 groups.
+
     Parameters
     ----------
     cube : xarray.DataArray
@@ -245,7 +272,26 @@ def mcnemar(
     n10 = (diff == 1).sum(over)
     n01 = (diff == -1).sum(over)
     n2 = diff.notnull().sum(over)
-    if variant == "z":
+    codes = group_codes(cube)
+    fields = call.spec.result_fields(variant=variant)
+    stderr = np.sqrt(n10 + n01) / n2
+    if codes is not None:
+        if variant != "z":
+            raise DesignError(
+                f"McNemar's test with variant={variant!r} counts the discordant pairs as "
+                "independent, but the cube has a `group` coordinate; use variant='z', the "
+                "clustered McNemar z of Durkalski et al. (2003) (docs/grouped-data.md)."
+            )
+        statistic, pvalue, stderr, _ = apply_kernel(
+            kernels.cluster.cluster_mcnemar_z,
+            [diff, codes],
+            [[EXAMPLE], [EXAMPLE]],
+            4,
+            alternative=alternative,
+        )
+        reference = "normal"
+        fields["title"] = cluster_title(fields["title"], diff, codes)
+    elif variant == "z":
         statistic, pvalue = apply_kernel(
             kernels.mcnemar_z, [n10, n01], [[], []], 2, alternative=alternative
         )
@@ -267,7 +313,6 @@ def mcnemar(
                 stacklevel=2,
             )
     estimate = (n10 - n01) / n2
-    stderr = np.sqrt(n10 + n01) / n2
     df = xr.full_like(estimate, np.inf)
     n2_value = int(n2.max())
     return make_result(
@@ -278,7 +323,7 @@ def mcnemar(
         pvalue,
         loss=str(cube.name),
         **{
-            **call.spec.result_fields(variant=variant),
+            **fields,
             **call.options._asdict(),
             "reference": reference,
             "n1": resolve_size("n1", None, int(one["n_train"])),

@@ -17,6 +17,7 @@ from cvstats.cube.apply import apply_kernel
 from cvstats.cube.schema import EXAMPLE, SPLIT
 from cvstats.errors import DesignError
 from cvstats.inference.blocks import block_positions, kfold_layout
+from cvstats.inference.clustered import warn_not_clustered
 from cvstats.inference.common import check_options, make_result
 from cvstats.inference.docs import fill_doc
 from cvstats.inference.engine import Call, method
@@ -163,6 +164,13 @@ def nested_cv_interval(call: Call) -> InferenceResult:
     DesignError
         If the cube lacks the k-fold main block or a pair fit of some repeat.
 
+    Warns
+    -----
+    CvstatsWarning
+        If the cube has a ``group`` coordinate: this variance has no
+        cluster-robust form yet and treats the examples as independent
+        (docs/grouped-data.md).
+
     Examples
     --------
     >>> import numpy as np, cvstats
@@ -176,6 +184,7 @@ def nested_cv_interval(call: Call) -> InferenceResult:
     ('conditional', 20)
     """
     cube = call.cube
+    warn_not_clustered(cube, "the nested CV interval")
     terms, K, repeats = _terms(cube, call.mu0)
     estimate, stderr, statistic, df = terms[:4]
     main = block_positions(cube, "main", _METHOD)

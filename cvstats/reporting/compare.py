@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -19,12 +19,14 @@ import xarray as xr
 
 from cvstats.cube import unit_dim
 from cvstats.cube.formula import checked_contrasts, parse_formula, select_loss
+from cvstats.cube.groups import group_codes
 from cvstats.cube.known import Checked, remember
 from cvstats.cube.schema import CONTRAST, EXAMPLE, MODEL, N_TEST, SPLIT
 from cvstats.cube.score import examples_refusal, is_score
 from cvstats.cube.validation import check_finite_means, validated
 from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, ZeroVarianceWarning
 from cvstats.inference.blocks import block_sizes, kfold_layout, share_split_means
+from cvstats.inference.clustered import CLUSTER_NOTE, warn_if_straddling
 from cvstats.inference.common import check_sizes, resolve_size
 from cvstats.inference.recommend import Recommendation, recommend
 from cvstats.inference.registry import METHODS, TARGETS, applicable_methods
@@ -459,6 +461,30 @@ def _reading_notes(
     return notes
 
 
+def _group_notes(cube: xr.DataArray, results: Mapping[str, InferenceResult]) -> list[str]:
+    """Say which methods clustered their variance over the cube's groups (docs/grouped-data.md)."""
+    codes = group_codes(cube)
+    if codes is None:
+        return []
+    clustered = [name for name, res in results.items() if CLUSTER_NOTE in res.title]
+    split_means = [name for name in results if name not in clustered]
+    said = f"the examples come in {int(codes.max()) + 1} groups (coordinate `group`)"
+    if clustered:
+        verb = (
+            "uses a cluster-robust variance"
+            if len(clustered) == 1
+            else "use cluster-robust variances"
+        )
+        said += f": {', '.join(clustered)} {verb} over them"
+    if split_means:
+        said += (
+            f"; {', '.join(split_means)} {'uses' if len(split_means) == 1 else 'use'} split "
+            "means, unchanged: valid when no group "
+            "straddles a split's training and test sets"
+        )
+    return [said]
+
+
 def _method_names(
     known: Checked,
     methods: Sequence[str] | None,
@@ -621,6 +647,7 @@ def compare(
     # validated once; the handle goes to every method (a formula checked before any import)
     known, described = _resolve_cube(formula, data)
     cube = known.cube
+    warn_if_straddling(cube)  # once: the methods get the handle and do not warn again
     adjust = check_adjust(adjust)
     options: dict[str, Any] = {"mu0": mu0, "alpha": alpha, "alternative": alternative}
     sizes = _given_sizes(cube, n1, n2)
@@ -657,6 +684,7 @@ def compare(
     supported = tuple(applicable_methods(cube, target))
     left_out = () if methods is not None else tuple(n for n in supported if n not in results)
     notes += _reading_notes(cube, alpha, own=bool(own), adjust=adjust)
+    notes += _group_notes(cube, results)
     levels = None
     if isinstance(formula, str):
         rec = recommend(results, target, design_supports=supported, left_out=left_out).method

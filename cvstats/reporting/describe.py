@@ -25,7 +25,17 @@ import xarray as xr
 
 from cvstats.cube.compact import EXAMPLE_INDEX, SLOT, compact_cube, is_compact
 from cvstats.cube.dense import get_extra_dims, in_test, unit_dim
-from cvstats.cube.schema import BLOCKS, EXAMPLE, IN_TRAIN, METRIC, N_TEST, SPLIT, UNKNOWN_SEED
+from cvstats.cube.groups import straddling_splits
+from cvstats.cube.schema import (
+    BLOCKS,
+    EXAMPLE,
+    GROUP,
+    IN_TRAIN,
+    METRIC,
+    N_TEST,
+    SPLIT,
+    UNKNOWN_SEED,
+)
 from cvstats.cube.score import is_greater_better, is_score
 from cvstats.cube.validation import validate
 from cvstats.errors import CvstatsTypeError
@@ -105,6 +115,12 @@ class CubeDescription:
         The extra dims (e.g. ``dataset``) the means are averaged over.
     checks : tuple of str
         What :func:`cvstats.validate` verified on this cube.
+    groups : int
+        Number of groups of the cube's ``group`` coordinate (0: no groups, the
+        examples are independent; docs/grouped-data.md).
+    straddling : tuple of (int, int)
+        ``(split, k)`` for every split in which ``k`` groups have examples in
+        both the training and the test set (a dense cube with groups only).
     """
 
     name: str
@@ -122,6 +138,8 @@ class CubeDescription:
     mean_block: str
     averaged_over: tuple[str, ...]
     checks: tuple[str, ...]
+    groups: int = 0
+    straddling: tuple[tuple[int, int], ...] = ()
 
     @property
     def mean_label(self) -> str:
@@ -147,6 +165,14 @@ class CubeDescription:
     def _dims_line(self) -> str:
         return "dims: " + ", ".join(f"{_printable(d)} = {s}" for d, s in self.sizes)
 
+    def _groups_line(self) -> str:
+        line = f"groups: {self.groups} (coordinate `group`); "
+        if not self.straddling:
+            return line + "no group straddles the training and test sets of a split"
+        shown = ", ".join(f"split {s} ({k})" for s, k in self.straddling[:3])
+        more = f", ... ({len(self.straddling)} splits)" if len(self.straddling) > 3 else ""
+        return line + f"groups straddle training and test sets in {shown}{more}"
+
     def _means_title(self, *, short: bool = False) -> str:
         label = "mean loss" if self.form != SCORE else f"mean {_printable(self.metric)}"
         better = self.mean_label[len(label) + 2 :]  # "higher is better" (a score), else ""
@@ -159,7 +185,10 @@ class CubeDescription:
         return title + (f"; {better}:" if better else ":")
 
     def __str__(self) -> str:
-        lines = [self._headline(), self._attrs_line(), self._dims_line(), "blocks:"]
+        lines = [self._headline(), self._attrs_line(), self._dims_line()]
+        if self.groups:
+            lines.append(self._groups_line())
+        lines.append("blocks:")
         rows = [("block", "splits", "n_train", "n_test")] + [
             (b.block, str(b.splits), _sizes_text(b.n_train), _sizes_text(b.n_test))
             for b in self.blocks
@@ -326,6 +355,8 @@ def describe(cube: xr.DataArray | xr.Dataset) -> CubeDescription:
         mean_block="main" if "main" in present else blocks[0],
         averaged_over=extra,
         checks=_checks(cube, form, unit),
+        groups=0 if GROUP not in cube.coords else int(pd.unique(cube[GROUP].values).size),
+        straddling=tuple(straddling_splits(cube).items()),
     )
 
 
@@ -397,6 +428,8 @@ def _checks(cube: xr.DataArray, form: str, unit: str) -> tuple[str, ...]:
         checks += ["losses finite where not NaN; the same NaN pattern (test sets) for every model"]
         if IN_TRAIN in cube.coords:
             checks.append("test sets disjoint from `in_train`")
+        if GROUP in cube.coords:
+            checks.append("`group` on `example`: one label per example, none missing")
     if N_TEST in cube.coords and form != COMPACT:
         checks.append("the NaN pattern matches the stated test sizes (`n_test`)")
     else:
