@@ -84,7 +84,11 @@ def test_string_generation_labels_are_sorted_into_the_generation_coordinate():
 @pytest.mark.parametrize(
     ("change", "error", "match"),
     [
-        (lambda t: t.iloc[1:], CubeError, r"generations of unequal count.*has 2 answer\(s\) but .* has 3"),
+        (
+            lambda t: t.iloc[1:],
+            CubeError,
+            r"generations of unequal count.*has 2 answer\(s\) but .* has 3",
+        ),
         (
             lambda t: t[~((t.system == "gpt") & (t.qid == "q4"))],
             CubeError,
@@ -149,6 +153,4 @@ def test_bad_arguments_are_refused(kw, error, match):
 
 def test_a_table_must_be_a_dataframe():
     with pytest.raises(CvstatsTypeError, match=r"`table` must be a pandas.DataFrame, got dict"):
-        cvstats.from_evals(
-            {"a": [1]}, question="a", model="b", score="c", greater_is_better=True
-        )
+        cvstats.from_evals({"a": [1]}, question="a", model="b", score="c", greater_is_better=True)
