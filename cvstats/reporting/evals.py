@@ -417,9 +417,23 @@ def _positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
 
 
 def _questions_for(
-    var: float, alpha: float, width: float | None, effect: float | None, power: float, cap: int
+    var: float,
+    alpha: float,
+    width: float | None,
+    effect: float | None,
+    power: float,
+    cap: int,
+    per_cluster: float,
 ) -> int:
-    """Smallest number of questions (>= 2) reaching the width or the power (t reference)."""
+    """Smallest number of questions (>= 2) reaching the width or the power (t reference).
+
+    The t reference has ``C - 1`` degrees of freedom, ``C = ceil(q / per_cluster)``
+    clusters (``q - 1`` for independent questions, ``per_cluster = 1``).
+    """
+
+    def df(q: int) -> int:
+        return max(math.ceil(q / per_cluster) - 1, 1)
+
     if var == 0:  # no variance: the smallest benchmark with a standard error
         return 2
     z = scipy.stats.norm.ppf(1 - alpha / 2)
@@ -427,15 +441,15 @@ def _questions_for(
         start = (2 * z) ** 2 * var / width**2
 
         def reached(q: int) -> bool:
-            return bool(2 * scipy.stats.t.ppf(1 - alpha / 2, q - 1) * math.sqrt(var / q) <= width)
+            return bool(2 * scipy.stats.t.ppf(1 - alpha / 2, df(q)) * math.sqrt(var / q) <= width)
     else:
         assert effect is not None
         start = (z + scipy.stats.norm.ppf(power)) ** 2 * var / effect**2
 
         def reached(q: int) -> bool:
-            crit = scipy.stats.t.ppf(1 - alpha / 2, q - 1)
+            crit = scipy.stats.t.ppf(1 - alpha / 2, df(q))
             nc = abs(effect) / math.sqrt(var / q)
-            got = scipy.stats.nct.sf(crit, q - 1, nc) + scipy.stats.nct.cdf(-crit, q - 1, nc)
+            got = scipy.stats.nct.sf(crit, df(q), nc) + scipy.stats.nct.cdf(-crit, df(q), nc)
             return bool(got >= power)
 
     q = max(2, math.ceil(start))
@@ -455,6 +469,7 @@ def plan_eval(
     var_between: float | None = None,
     var_within: float | None = None,
     design_effect: float = 1.0,
+    cluster_size: float = 1.0,
     width: float | None = None,
     effect: float | None = None,
     power: float = 0.8,
@@ -469,7 +484,7 @@ def plan_eval(
     arXiv:2411.00640, on resampling answers and on power analysis), times the
     design effect of clustering (Kish, 1965, *Survey Sampling*, §5.4), so the
     standard error with ``Q`` questions is ``sqrt(deff (σ²_b + σ²_w / G) / Q)``.
-    The plan is the smallest ``Q`` whose t interval (df ``Q - 1``) has full width
+    The plan is the smallest ``Q`` whose t interval (df: clusters - 1, or ``Q - 1``) has full width
     at most ``width``, or whose two-sided t test at level ``alpha`` has power
     ``power`` against ``effect`` (noncentral t, :data:`scipy.stats.nct`).
 
@@ -484,6 +499,10 @@ def plan_eval(
         more than one generation).
     design_effect : float, default 1.0
         Without a pilot: variance inflation by clustering (>= 1 usually).
+    cluster_size : float, default 1.0
+        Without a pilot: questions per cluster, which sets the clusters'
+        count and so the t reference's degrees of freedom (clusters - 1). A
+        pilot gives its own (questions / clusters).
     width : float, optional
         Target full width (upper - lower) of the ``1 - alpha`` interval.
     effect : float, optional
@@ -537,6 +556,7 @@ def plan_eval(
         between = pilot.var_between.clip(min=0)
         within = pilot.var_within
         deff = (pilot.stderr / pilot.stderr_iid) ** 2
+        per_cluster = pilot.n_questions / pilot.n_clusters if pilot.n_clusters else 1.0
     else:
         if var_between is None:
             raise ArgumentError(
@@ -548,6 +568,7 @@ def plan_eval(
             _positive("var_within", var_within, allow_zero=True) if known else math.nan
         )
         deff = xr.DataArray(_positive("design_effect", design_effect))
+        per_cluster = max(_positive("cluster_size", cluster_size), 1.0)
     if np.isnan(within.values).any() and gens != [1]:
         raise ArgumentError(
             "`var_within` is unknown (a pilot with one generation, or not given): plan for "
@@ -557,7 +578,9 @@ def plan_eval(
     var = deff * (between + within.fillna(0) / g)
     flat = var.transpose(..., "generations")
     counts = [
-        _questions_for(float(v), alpha, target_width, target_effect, power, max_questions)
+        _questions_for(
+            float(v), alpha, target_width, target_effect, power, max_questions, per_cluster
+        )
         for v in flat.values.ravel()
     ]
     questions = flat.copy(data=np.reshape(counts, flat.shape).astype(np.int64))

@@ -154,3 +154,10 @@ def test_bad_arguments_are_refused(kw, error, match):
 def test_a_table_must_be_a_dataframe():
     with pytest.raises(CvstatsTypeError, match=r"`table` must be a pandas.DataFrame, got dict"):
         cvstats.from_evals({"a": [1]}, question="a", model="b", score="c", greater_is_better=True)
+
+
+def test_the_table_is_left_as_it_was():
+    table = answers()
+    before = table.copy(deep=True)
+    read(table)
+    pd.testing.assert_frame_equal(table, before)

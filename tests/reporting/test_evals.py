@@ -304,9 +304,15 @@ def test_plan_from_a_pilot_uses_its_components_and_design_effect(cube):
     assert float(plan.design_effect[0]) == pytest.approx(deff)
     var = deff * (max(float(pilot.var_between[0]), 0) + float(pilot.var_within[0]) / 4)
     q = int(plan.questions.sel(contrast="m2 - m0", generations=4))
-    assert 2 * scipy.stats.t.ppf(0.975, q - 1) * np.sqrt(var / q) <= 0.1
-    assert 2 * scipy.stats.t.ppf(0.975, q - 2) * np.sqrt(var / (q - 1)) > 0.1
+
+    def width(q):  # 4 questions per passage in the pilot: ceil(q / 4) - 1 degrees of freedom
+        return 2 * scipy.stats.t.ppf(0.975, -(-q // 4) - 1) * np.sqrt(var / q)
+
+    assert width(q) <= 0.1 < width(q - 1)
     assert "questions for width 0.1" in plan.verdict()
+    many = cvstats.plan_eval(var_between=0.05, var_within=0.1, width=0.1, cluster_size=25)
+    few = cvstats.plan_eval(var_between=0.05, var_within=0.1, width=0.1)
+    assert int(many.questions[0]) > int(few.questions[0])  # fewer clusters, fewer df
 
 
 @pytest.mark.parametrize(
@@ -326,3 +332,15 @@ def test_plan_from_a_pilot_uses_its_components_and_design_effect(cube):
 def test_plan_refusals(kw, match):
     with pytest.raises(ArgumentError, match=match):
         cvstats.plan_eval(**kw)
+
+
+def test_a_loss_reads_the_other_way_and_names_the_same_better_model(table, cube):
+    errors = table.assign(wrong=1.0 - table["right"])
+    columns = {"question": "question", "model": "model", "generation": "gen", "cluster": "doc"}
+    loss = cvstats.from_evals(errors, **columns, score="wrong", greater_is_better=False)
+    by_loss = cvstats.eval_difference(loss, models=["m0", "m2"])
+    by_score = cvstats.eval_difference(cube, models=["m0", "m2"])
+    assert float(by_loss.estimate[0]) == pytest.approx(-float(by_score.estimate[0]))
+    assert float(by_loss.stderr[0]) == pytest.approx(float(by_score.stderr[0]))
+    assert "m2 scores better on wrong" in by_loss.verdict()
+    assert "m2 scores better on right" in by_score.verdict()
