@@ -29,6 +29,7 @@ __all__ = [
     "GROUP",
     "SCORE_ATTR",
     "SCORE_DIRECTION_ATTR",
+    "fixed_models_refusal",
     "from_evals",
     "is_eval_cube",
 ]
@@ -48,6 +49,25 @@ SCORE_DIRECTION_ATTR = "eval_greater_is_better"
 def is_eval_cube(cube: xr.DataArray) -> bool:
     """Return whether ``cube`` was read by :func:`from_evals` (its ``design`` attr)."""
     return bool(cube.attrs.get("design") == EVAL_DESIGN and SCORE_ATTR in cube.attrs)
+
+
+def fixed_models_refusal(cube: xr.DataArray, method: str) -> str | None:
+    """Return why a method about learners refuses a cube of fixed models' answers, or None.
+
+    Every method of the registry (and so :func:`cvstats.compare`) is about
+    learners retrained on resampled training sets; in a cube read by
+    :func:`from_evals` a split is a generation of the same models on the same
+    questions, and its ``n_train`` is a placeholder, so their corrections and
+    targets do not apply.
+    """
+    if not is_eval_cube(cube):
+        return None
+    return (
+        f"{method} is about learners retrained on resampled training sets, but this cube holds "
+        "fixed models' answers (design 'fixed_models', from cvstats.from_evals: its splits are "
+        "generations of the same models on the same questions). Use cvstats.eval_mean or "
+        "cvstats.eval_difference (docs/evaluating-fixed-models.md)."
+    )
 
 
 def _columns(table: pd.DataFrame, given: dict[str, str | None]) -> dict[str, str]:

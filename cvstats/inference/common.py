@@ -17,6 +17,7 @@ from cvstats import kernels
 from cvstats._deprecation import renamed_argument
 from cvstats.cube.apply import apply_kernel
 from cvstats.cube.checks import validate_alpha, validate_alternative
+from cvstats.cube.evals import fixed_models_refusal
 from cvstats.cube.known import Checked
 from cvstats.cube.score import examples_refusal, is_score
 from cvstats.cube.validation import checked
@@ -71,8 +72,9 @@ def check_call(
     refuses, with a :class:`~cvstats.errors.DesignError`, a cube whose training
     sets are nested (attr ``nested_train = 1``, e.g. ``TimeSeriesSplit``) when
     the method pools splits as exchangeable random draws
-    (:meth:`MethodSpec.time_order_refusal`); and checks ``mu0``, ``alpha``
-    and ``alternative``.
+    (:meth:`MethodSpec.time_order_refusal`), and a cube of fixed models'
+    answers (:func:`cvstats.from_evals`: no training set is resampled); and
+    checks ``mu0``, ``alpha`` and ``alternative``.
 
     Returns
     -------
@@ -84,6 +86,9 @@ def check_call(
     if method.needs == "examples" and is_score(raw):
         raise CubeError(examples_refusal(method.name))
     known = checked(cube)
+    fixed = fixed_models_refusal(raw, method.name)
+    if fixed is not None:
+        raise DesignError(fixed)
     ordered = method.time_order_refusal(raw)  # after validation, which names a non-cube
     if ordered is not None:
         raise DesignError(ordered)

@@ -344,3 +344,15 @@ def test_a_loss_reads_the_other_way_and_names_the_same_better_model(table, cube)
     assert float(by_loss.stderr[0]) == pytest.approx(float(by_score.stderr[0]))
     assert "m2 scores better on wrong" in by_loss.verdict()
     assert "m2 scores better on right" in by_score.verdict()
+
+
+def test_the_learner_methods_and_compare_refuse_a_cube_of_fixed_models(cube):
+    """Before: compare ran the corrected resampled t with n2/n1 = questions / 1 on it."""
+    for call in (
+        lambda: cvstats.compare(cube),
+        lambda: cvstats.compare(cvstats.pairwise(cube)),
+        lambda: cvstats.corrected_resampled_t(cube),
+        lambda: cvstats.holdout_t(cube.isel(split=[0])),
+    ):
+        with pytest.raises(DesignError, match=r"holds fixed models' answers.*eval_difference"):
+            call()
