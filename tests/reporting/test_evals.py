@@ -356,3 +356,35 @@ def test_the_learner_methods_and_compare_refuse_a_cube_of_fixed_models(cube):
     ):
         with pytest.raises(DesignError, match=r"holds fixed models' answers.*eval_difference"):
             call()
+
+
+def test_a_saved_cube_gives_the_same_result(cube, tmp_path):
+    cvstats.save(cube, tmp_path / "evals.nc")
+    again = cvstats.open_cube(tmp_path / "evals.nc").load()
+    assert again["group"].values.tolist() == cube["group"].values.tolist()
+    first, second = cvstats.eval_difference(cube), cvstats.eval_difference(again)
+    np.testing.assert_array_equal(first.stderr.values, second.stderr.values)
+    np.testing.assert_array_equal(first.estimate.values, second.estimate.values)
+
+
+def test_clustered_intervals_cover_where_the_iid_ones_do_not():
+    """Monte Carlo: 30 passages of 6 questions sharing most of their variance.
+
+    The iid interval treats 180 questions as independent and under-covers; the
+    clustered one (t with 29 df) is near 95%. Tolerance: 3 Monte Carlo standard
+    errors over 2000 runs (0.015 at 0.95).
+    """
+    rng = np.random.default_rng(17)
+    reps, n_docs, per_doc = 2000, 30, 6
+    codes = np.repeat(np.arange(n_docs), per_doc)
+    doc = rng.normal(0, 1.0, size=(reps, n_docs))[:, codes]
+    x = doc + rng.normal(0, 0.5, size=(reps, n_docs * per_doc))
+    covered = {"clustered": 0, "iid": 0}
+    for row in x:
+        m = eval_moments(row[None, :], codes)
+        t_c = scipy.stats.t.ppf(0.975, m.df)
+        covered["clustered"] += abs(m.estimate) <= t_c * m.stderr
+        t_i = scipy.stats.t.ppf(0.975, row.size - 1)
+        covered["iid"] += abs(m.estimate) <= t_i * m.stderr_iid
+    assert covered["clustered"] / reps == pytest.approx(0.95, abs=0.015)
+    assert covered["iid"] / reps < 0.7
