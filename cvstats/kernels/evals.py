@@ -18,7 +18,7 @@ generation. Averaging the ``G`` generations of each question first,
   for clustered questions (Miller's section on clustered standard errors)
   the cluster-robust one of a regression
   on a constant with statsmodels' small-sample correction ``C / (C - 1)``
-  (Cameron & Miller, 2015, eq. 12; ``statsmodels`` ``cov_type="cluster"``):
+  (Cameron & Miller, 2015, the CR1 correction; ``statsmodels`` ``cov_type="cluster"``):
   ``sqrt(C / (C - 1) · Σ_c (Σ_{q∈c} (x̄_q - x̄))² / Q²)``.
 
 numpy only (the numeric layer).
@@ -79,7 +79,7 @@ def cluster_stderr(means: ArrayLike, codes: ArrayLike) -> float:
     float
         ``sqrt(C / (C - 1) · Σ_c (Σ_{q∈c} e_q)² / Q²)`` with ``e_q = x̄_q - x̄``:
         statsmodels' ``OLS(means, ones).fit(cov_type="cluster")`` standard error
-        (Cameron & Miller, 2015, eq. 12, with the ``C / (C - 1)`` correction;
+        (Cameron & Miller, 2015, with the ``C / (C - 1)`` correction;
         the ``(Q - 1) / (Q - K)`` factor is 1 for the one regressor).
 
     Raises

@@ -482,7 +482,7 @@ def plan_eval(
     With ``G`` generations per question, the variance of a question's mean is
     ``σ²_b + σ²_w / G`` (Miller, 2024, "Adding error bars to evals",
     arXiv:2411.00640, on resampling answers and on power analysis), times the
-    design effect of clustering (Kish, 1965, *Survey Sampling*, §5.4), so the
+    design effect of clustering (Kish, 1965, *Survey Sampling*), so the
     standard error with ``Q`` questions is ``sqrt(deff (σ²_b + σ²_w / G) / Q)``.
     The plan is the smallest ``Q`` whose t interval (df: clusters - 1, or ``Q - 1``) has full width
     at most ``width``, or whose two-sided t test at level ``alpha`` has power

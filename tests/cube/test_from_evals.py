@@ -161,3 +161,11 @@ def test_the_table_is_left_as_it_was():
     before = table.copy(deep=True)
     read(table)
     pd.testing.assert_frame_equal(table, before)
+
+
+def test_bool_scores_and_numeric_model_names_are_read():
+    table = answers(models=(1, 2), generations=1)
+    table["correct"] = table["correct"].astype(bool)
+    cube = read(table, generation=None)
+    assert cube["model"].values.tolist() == ["1", "2"]
+    assert set(np.unique(cube.values)) <= {-1.0, 0.0}
