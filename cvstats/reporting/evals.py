@@ -10,7 +10,7 @@ arXiv:2411.00640). On a cube read by :func:`cvstats.from_evals`:
   (:func:`cvstats.pairwise`), p-values adjusted over the pairs as
   :func:`cvstats.compare` adjusts them (Holm by default);
 * :func:`plan_eval` — how many questions (and generations) a target interval
-  width or power needs, from a pilot's variance components.
+  interval half-width or power needs, from a pilot's variance components.
 
 Each question's generations are averaged first; the standard error is
 clustered when the cube has a ``group`` coordinate (the formulas:
@@ -231,7 +231,7 @@ def _t_pvalue(m: EvalMoments, mu0: float | None) -> float:
     return float(2 * scipy.stats.t.sf(abs((m.estimate - mu0) / m.stderr), m.df))
 
 
-def _check_seed_and_resamples(n_resamples: Any) -> None:
+def _check_resamples(n_resamples: Any) -> None:
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 100:
         raise ArgumentError(f"`n_resamples` must be an int >= 100, got {n_resamples!r}.")
 
@@ -261,7 +261,7 @@ def eval_mean(
     alpha : float, default 0.05
         Level of the interval (``1 - alpha``).
     mu0 : float, optional
-        A score to test against (``pvalue``); None: no test.
+        A score to test against, two-sided (``pvalue``); None: no test.
     interval : {"t", "clopper-pearson", "wilson", "bootstrap"}, default "t"
         ``"t"``: ``estimate ± t(df) · stderr``, df = clusters - 1 or
         questions - 1. ``"clopper-pearson"`` (exact, Clopper & Pearson, 1934)
@@ -300,7 +300,7 @@ def eval_mean(
     """
     alpha = validate_alpha(alpha)
     interval = _check_interval(interval, INTERVALS)
-    _check_seed_and_resamples(n_resamples)
+    _check_resamples(n_resamples)
     cube, codes, sign = _eval_cube(cube)
     options = {"n_resamples": n_resamples, "seed": seed}
     rows = _rows(sign * cube, codes, alpha=alpha, mu0=mu0, interval=interval, **options)
@@ -349,7 +349,7 @@ def eval_difference(
     alpha : float, default 0.05
         Level of the intervals and tests.
     mu0 : float, default 0.0
-        The difference under the null.
+        The difference under the null (two-sided tests).
     interval : {"t", "bootstrap"}, default "t"
         ``"t"``: ``estimate ± t(df) · stderr``. ``"bootstrap"``: a paired BCa
         interval (Efron, 1987) resampling questions, or whole clusters
@@ -387,7 +387,7 @@ def eval_difference(
     alpha = validate_alpha(alpha)
     interval = _check_interval(interval, ("t", "bootstrap"))
     adjust = check_adjust(adjust)
-    _check_seed_and_resamples(n_resamples)
+    _check_resamples(n_resamples)
     cube, codes, sign = _eval_cube(cube)
     diffs = sign * pairwise(cube, models=models)
     rows = _rows(
@@ -419,13 +419,13 @@ def _positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
 def _questions_for(
     var: float,
     alpha: float,
-    width: float | None,
+    half_width: float | None,
     effect: float | None,
     power: float,
     cap: int,
     per_cluster: float,
 ) -> int:
-    """Smallest number of questions (>= 2) reaching the width or the power (t reference).
+    """Smallest number of questions (>= 2) reaching the half-width or the power (t reference).
 
     The t reference has ``C - 1`` degrees of freedom, ``C = ceil(q / per_cluster)``
     clusters (``q - 1`` for independent questions, ``per_cluster = 1``).
@@ -437,11 +437,11 @@ def _questions_for(
     if var == 0:  # no variance: the smallest benchmark with a standard error
         return 2
     z = scipy.stats.norm.ppf(1 - alpha / 2)
-    if width is not None:
-        start = (2 * z) ** 2 * var / width**2
+    if half_width is not None:
+        start = z**2 * var / half_width**2
 
         def reached(q: int) -> bool:
-            return bool(2 * scipy.stats.t.ppf(1 - alpha / 2, df(q)) * math.sqrt(var / q) <= width)
+            return bool(scipy.stats.t.ppf(1 - alpha / 2, df(q)) * math.sqrt(var / q) <= half_width)
     else:
         assert effect is not None
         start = (z + scipy.stats.norm.ppf(power)) ** 2 * var / effect**2
@@ -470,23 +470,24 @@ def plan_eval(
     var_within: float | None = None,
     design_effect: float = 1.0,
     cluster_size: float = 1.0,
-    width: float | None = None,
+    target_width: float | None = None,
     effect: float | None = None,
     power: float = 0.8,
     generations: Sequence[int] = (1,),
     alpha: float = 0.05,
     max_questions: int = 10**7,
 ) -> EvalPlan:
-    """Return how many questions (and generations) a benchmark needs for a width or power.
+    """Return how many questions (and generations) a benchmark needs for a half-width or power.
 
     With ``G`` generations per question, the variance of a question's mean is
     ``σ²_b + σ²_w / G`` (Miller, 2024, "Adding error bars to evals",
     arXiv:2411.00640, on resampling answers and on power analysis), times the
     design effect of clustering (Kish, 1965, *Survey Sampling*), so the
     standard error with ``Q`` questions is ``sqrt(deff (σ²_b + σ²_w / G) / Q)``.
-    The plan is the smallest ``Q`` whose t interval (df: clusters - 1, or ``Q - 1``) has full width
-    at most ``width``, or whose two-sided t test at level ``alpha`` has power
-    ``power`` against ``effect`` (noncentral t, :data:`scipy.stats.nct`).
+    The plan is the smallest ``Q`` whose t interval (df: clusters - 1, or
+    ``Q - 1``) has a half-width at most ``target_width`` (as :func:`cvstats.plan`'s),
+    or whose two-sided t test at level ``alpha`` has power ``power`` against
+    ``effect`` (noncentral t, :data:`scipy.stats.nct`).
 
     Parameters
     ----------
@@ -503,10 +504,10 @@ def plan_eval(
         Without a pilot: questions per cluster, which sets the clusters'
         count and so the t reference's degrees of freedom (clusters - 1). A
         pilot gives its own (questions / clusters).
-    width : float, optional
-        Target full width (upper - lower) of the ``1 - alpha`` interval.
+    target_width : float, optional
+        Target half-width of the ``1 - alpha`` interval, in the score's units.
     effect : float, optional
-        Difference the test should detect (give ``width`` or ``effect``).
+        Difference the test should detect (give ``target_width`` or ``effect``).
     power : float, default 0.8
         Target power, with ``effect``.
     generations : sequence of int, default (1,)
@@ -524,21 +525,24 @@ def plan_eval(
     Raises
     ------
     ArgumentError
-        Neither or both of ``width`` and ``effect``; a pilot and components
+        Neither or both of ``target_width`` and ``effect``; a pilot and components
         both given, or neither; a non-positive target; more than one
         generation asked with ``var_within`` unknown (a pilot of one generation).
 
     Examples
     --------
     >>> import cvstats
-    >>> plan = cvstats.plan_eval(var_between=0.2, var_within=0.05, width=0.1, generations=[1, 4])
+    >>> plan = cvstats.plan_eval(var_between=0.2, var_within=0.05, target_width=0.05,
+    ...                          generations=[1, 4])
     >>> plan.questions.values.tolist()
     [387, 329]
     """
     alpha = validate_alpha(alpha)
-    if (width is None) == (effect is None):
-        raise ArgumentError("give one target: `width` (of the interval) or `effect` (power).")
-    target_width = None if width is None else _positive("width", width)
+    if (target_width is None) == (effect is None):
+        raise ArgumentError(
+            "give one target: `target_width` (the interval's half-width) or `effect` (power)."
+        )
+    half_width = None if target_width is None else _positive("target_width", target_width)
     target_effect = None if effect is None else _positive("effect", abs(effect))
     if not isinstance(power, float) or not 0 < power < 1:
         raise ArgumentError(f"`power` must be a float in (0, 1), got {power!r}.")
@@ -579,14 +583,14 @@ def plan_eval(
     flat = var.transpose(..., "generations")
     counts = [
         _questions_for(
-            float(v), alpha, target_width, target_effect, power, max_questions, per_cluster
+            float(v), alpha, half_width, target_effect, power, max_questions, per_cluster
         )
         for v in flat.values.ravel()
     ]
     questions = flat.copy(data=np.reshape(counts, flat.shape).astype(np.int64))
     target = (
-        f"width {target_width:g}"
-        if target_width is not None
+        f"half-width {half_width:g}"
+        if half_width is not None
         else f"power {power:g} at {target_effect:g}"
     )
     return EvalPlan(

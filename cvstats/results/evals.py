@@ -220,7 +220,7 @@ class EvalPlan(Result):
         Ratio of the clustered to the independent-questions variance of the
         pilot (1 without clusters): the questions needed are multiplied by it.
     target : str
-        What is reached: ``"width 0.05"`` or ``"power 0.8 at 0.03"``.
+        What is reached: ``"half-width 0.05"`` or ``"power 0.8 at 0.03"``.
     alpha : float
         Level of the intervals and tests.
     """

@@ -289,44 +289,58 @@ def test_plan_in_questions_reaches_the_power_by_simulation():
 
 def test_plan_in_questions_reaches_the_width_by_simulation():
     between, within = 0.05, 0.15
-    plan = cvstats.plan_eval(var_between=between, var_within=within, width=0.06, generations=[2])
+    plan = cvstats.plan_eval(
+        var_between=between, var_within=within, target_width=0.03, generations=[2]
+    )
     q = int(plan.questions.sel(generations=2))
     est, se, df = simulate(q, 2, between, within, 0.0, 4000, np.random.default_rng(13))
-    widths = 2 * scipy.stats.t.ppf(0.975, df) * se
-    # the width at the planned variance is reached; the simulated widths scatter around it
-    assert np.median(widths) == pytest.approx(0.06, rel=0.02)
+    half_widths = scipy.stats.t.ppf(0.975, df) * se
+    # the half-width at the planned variance is reached; the simulated ones scatter around it
+    assert np.median(half_widths) == pytest.approx(0.03, rel=0.02)
 
 
 def test_plan_from_a_pilot_uses_its_components_and_design_effect(cube):
     pilot = cvstats.eval_difference(cube, models=["m2", "m0"])
-    plan = cvstats.plan_eval(pilot, width=0.1, generations=[1, 4])
+    plan = cvstats.plan_eval(pilot, target_width=0.05, generations=[1, 4])
     deff = (float(pilot.stderr[0]) / float(pilot.stderr_iid[0])) ** 2
     assert float(plan.design_effect[0]) == pytest.approx(deff)
     var = deff * (max(float(pilot.var_between[0]), 0) + float(pilot.var_within[0]) / 4)
     q = int(plan.questions.sel(contrast="m2 - m0", generations=4))
 
-    def width(q):  # 4 questions per passage in the pilot: ceil(q / 4) - 1 degrees of freedom
-        return 2 * scipy.stats.t.ppf(0.975, -(-q // 4) - 1) * np.sqrt(var / q)
+    def half_width(q):  # 4 questions per passage in the pilot: ceil(q / 4) - 1 df
+        return scipy.stats.t.ppf(0.975, -(-q // 4) - 1) * np.sqrt(var / q)
 
-    assert width(q) <= 0.1 < width(q - 1)
-    assert "questions for width 0.1" in plan.verdict()
-    many = cvstats.plan_eval(var_between=0.05, var_within=0.1, width=0.1, cluster_size=25)
-    few = cvstats.plan_eval(var_between=0.05, var_within=0.1, width=0.1)
+    assert half_width(q) <= 0.05 < half_width(q - 1)
+    assert "questions for half-width 0.05" in plan.verdict()
+    many = cvstats.plan_eval(var_between=0.05, var_within=0.1, target_width=0.05, cluster_size=25)
+    few = cvstats.plan_eval(var_between=0.05, var_within=0.1, target_width=0.05)
     assert int(many.questions[0]) > int(few.questions[0])  # fewer clusters, fewer df
 
 
 @pytest.mark.parametrize(
     ("kw", "match"),
     [
-        ({"var_between": 0.1}, r"give one target: `width`"),
-        ({"var_between": 0.1, "width": 0.1, "effect": 0.1}, r"give one target"),
-        ({"width": 0.1}, r"give a `pilot`, or the components"),
-        ({"var_between": -1.0, "width": 0.1}, r"`var_between` must be a finite number >= 0"),
-        ({"var_between": 0.1, "width": 0.0}, r"`width` must be a finite number > 0, got 0"),
+        ({"var_between": 0.1}, r"give one target: `target_width`"),
+        ({"var_between": 0.1, "target_width": 0.1, "effect": 0.1}, r"give one target"),
+        ({"target_width": 0.1}, r"give a `pilot`, or the components"),
+        (
+            {"var_between": -1.0, "target_width": 0.1},
+            r"`var_between` must be a finite number >= 0",
+        ),
+        (
+            {"var_between": 0.1, "target_width": 0.0},
+            r"`target_width` must be a finite number > 0, got 0",
+        ),
         ({"var_between": 0.1, "effect": 0.1, "power": 1}, r"`power` must be a float in \(0, 1\)"),
-        ({"var_between": 0.1, "width": 0.1, "generations": [0]}, r"distinct ints >= 1"),
-        ({"var_between": 0.1, "width": 0.1, "generations": [2]}, r"`var_within` is unknown"),
-        ({"var_between": 0.1, "width": 1e-5, "max_questions": 100}, r"more than `max_questions`"),
+        ({"var_between": 0.1, "target_width": 0.1, "generations": [0]}, r"distinct ints >= 1"),
+        (
+            {"var_between": 0.1, "target_width": 0.1, "generations": [2]},
+            r"`var_within` is unknown",
+        ),
+        (
+            {"var_between": 0.1, "target_width": 1e-5, "max_questions": 100},
+            r"more than `max_questions`",
+        ),
     ],
 )
 def test_plan_refusals(kw, match):

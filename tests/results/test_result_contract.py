@@ -162,7 +162,7 @@ def eval_results(models):
     return {
         "eval_mean": cvstats.eval_mean(cube),
         "eval_difference": difference,
-        "eval_plan": cvstats.plan_eval(difference, width=0.2, generations=[1, 2]),
+        "eval_plan": cvstats.plan_eval(difference, target_width=0.1, generations=[1, 2]),
     }
 
 
