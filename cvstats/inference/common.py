@@ -17,6 +17,7 @@ from cvstats import kernels
 from cvstats._deprecation import renamed_argument
 from cvstats.cube.apply import apply_kernel
 from cvstats.cube.checks import validate_alpha, validate_alternative
+from cvstats.cube.evals import fixed_models_refusal
 from cvstats.cube.known import Checked
 from cvstats.cube.score import examples_refusal, is_score
 from cvstats.cube.validation import checked
@@ -72,10 +73,11 @@ def check_call(
     refuses, with a :class:`~cvstats.errors.DesignError`, a cube whose training
     sets are nested (attr ``nested_train = 1``, e.g. ``TimeSeriesSplit``) when
     the method pools splits as exchangeable random draws
-    (:meth:`MethodSpec.time_order_refusal`); warns when a group of the cube's
-    ``group`` coordinate straddles a split's training and test sets
-    (:func:`~cvstats.inference.clustered.warn_if_straddling`; not for a
-    handle, whose holder warns); and checks ``mu0``, ``alpha`` and
+    (:meth:`MethodSpec.time_order_refusal`), and a cube of fixed models'
+    answers (:func:`cvstats.from_evals`: no training set is resampled); warns
+    when a group of the cube's ``group`` coordinate straddles a split's
+    training and test sets (:func:`~cvstats.inference.clustered.warn_if_straddling`;
+    not for a handle, whose holder warns); and checks ``mu0``, ``alpha`` and
     ``alternative``.
 
     Returns
@@ -88,6 +90,9 @@ def check_call(
     if method.needs == "examples" and is_score(raw):
         raise CubeError(examples_refusal(method.name))
     known = checked(cube)
+    fixed = fixed_models_refusal(raw, method.name)
+    if fixed is not None:
+        raise DesignError(fixed)
     if not isinstance(cube, Checked):  # a caller with a handle (compare) warns once itself
         warn_if_straddling(raw)
     ordered = method.time_order_refusal(raw)  # after validation, which names a non-cube

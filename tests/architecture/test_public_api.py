@@ -13,7 +13,9 @@ import cvstats
 #: Added since: ``from_scores``, ``from_cv_results`` (score cubes, issue 14); ``describe``,
 #: ``CubeDescription`` (what a cube holds, issue 15); ``plan``, ``PlanResult`` (planning an
 #: experiment from a pilot, issue 17); ``choose_test``, ``ChosenTest``, ``compare_datasets``,
-#: ``DatasetsComparison`` (the automatic choice of test and the report across datasets, issue 28).
+#: ``DatasetsComparison`` (the automatic choice of test and the report across datasets, issue 28);
+#: ``from_evals``, ``eval_mean``, ``eval_difference``, ``plan_eval``, ``EvalResult``,
+#: ``EvalPlan`` (evaluations of fixed models, issue 29).
 FROZEN = (
     "ArgumentError",
     "get_options",
@@ -82,6 +84,12 @@ FROZEN = (
     "from_frame",
     "from_scores",
     "from_cv_results",
+    "from_evals",
+    "eval_mean",
+    "eval_difference",
+    "plan_eval",
+    "EvalResult",
+    "EvalPlan",
     "holdout_t",
     "kfold_moments",
     "kfold_statistics",

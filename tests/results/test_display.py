@@ -26,7 +26,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
-from test_result_contract import ACROSS_CLASSES, across_results, result_classes  # noqa: E402
+from test_result_contract import (  # noqa: E402
+    ACROSS_CLASSES,
+    EVAL_CLASSES,
+    across_results,
+    eval_results,
+    result_classes,
+)
 
 import cvstats  # noqa: E402
 import cvstats.results  # noqa: E402
@@ -93,6 +99,7 @@ def objects(cube):
         "bayes_contrasts": cvstats.bayesian_correlated_t(cvstats.pairwise(one), rope=0.05),
         # the rank tests, winner_table, the fits (one of them on contrasts below)
         **across_results(cube, ["a", HOSTILE], fit_r_models=["a", HOSTILE]),
+        **eval_results(MODELS),
         "fit_rho_contrasts": cvstats.fit_rho("sq ~ model", cube),
         "plan": cvstats.plan(cube, target_width=0.5, effect=0.4),
         "publication": tables.publication_table(
@@ -119,6 +126,7 @@ CLASSES = {
     "bayes_scalar": BayesianResult,
     "bayes_contrasts": BayesianResult,
     **ACROSS_CLASSES,
+    **EVAL_CLASSES,
     "fit_rho_contrasts": EstimatesResult,
     "plan": cvstats.PlanResult,
     "publication": cvstats.PublicationTable,
@@ -185,6 +193,10 @@ def key_numbers(obj) -> list[str]:
     if isinstance(obj, EstimatesResult):
         q = obj.quantities[0]
         return [f"{float(obj[q].values.flat[0]):.4g}"]
+    if isinstance(obj, cvstats.EvalResult):
+        return [f"{float(obj.estimate[0]):.4g}", f"{float(obj.stderr[0]):.4g}"]
+    if isinstance(obj, cvstats.EvalPlan):
+        return [str(int(obj.questions.values.flat[0]))]
     if isinstance(obj, cvstats.PlanResult):
         return [f"{obj.to_frame('plan')['half_width'].iloc[0]:.4g}"]
     assert isinstance(obj, cvstats.PublicationTable)

@@ -138,6 +138,43 @@ def across_results(cube, models, fit_r_models=None):
     }
 
 
+def eval_results(models):
+    """``{label: result}``: the evaluations of fixed models ``models`` on a small benchmark.
+
+    Twelve questions in four passages, two generations each, 0/1 answers.
+    """
+    rng = np.random.default_rng(21)
+    rows = [
+        (q, m, g, q // 3, float(rng.random() < 0.5 + 0.1 * i))
+        for q in range(12)
+        for i, m in enumerate(models)
+        for g in range(2)
+    ]
+    table = pd.DataFrame(rows, columns=["question", "model", "gen", "passage", "correct"])
+    cube = cvstats.from_evals(
+        table,
+        question="question",
+        model="model",
+        score="correct",
+        generation="gen",
+        cluster="passage",
+        greater_is_better=True,
+    )
+    difference = cvstats.eval_difference(cube)
+    return {
+        "eval_mean": cvstats.eval_mean(cube),
+        "eval_difference": difference,
+        "eval_plan": cvstats.plan_eval(difference, target_width=0.1, generations=[1, 2]),
+    }
+
+
+#: The classes of the results of :func:`eval_results`.
+EVAL_CLASSES = {
+    "eval_mean": cvstats.EvalResult,
+    "eval_difference": cvstats.EvalResult,
+    "eval_plan": cvstats.EvalPlan,
+}
+
 #: The classes of the results of :func:`across_results`.
 ACROSS_CLASSES = {
     "friedman": FriedmanResult,
@@ -190,6 +227,7 @@ def results(cube):
         "bayes": bayesian_correlated_t(cvstats.pairwise(one), rope=0.05),
         "bayes_scalar": post,
         **across_results(cube, ["a", "b"]),
+        **eval_results(["a", "b", "c"]),
         "plan": cvstats.plan(cube, target_width=0.5, effect=0.4),
         "comparison": cvstats.compare(cvstats.pairwise(one)),
         "publication": cvstats.publication_table(
@@ -210,6 +248,7 @@ CLASSES = {
     "bayes": BayesianResult,
     "bayes_scalar": BayesianResult,
     **ACROSS_CLASSES,
+    **EVAL_CLASSES,
     "plan": cvstats.PlanResult,
     "comparison": cvstats.ComparisonTable,
     "publication": cvstats.PublicationTable,
@@ -221,6 +260,8 @@ OWN_LAYOUT = {"comparison", "publication"}
 #: Result classes with nothing to say in words: a publication table lays numbers out.
 NO_VERDICT = {cvstats.PublicationTable}
 WITH_INTERVAL = {
+    "eval_mean",
+    "eval_difference",
     "inference_0d",
     "bayes_0d",
     "inference",
@@ -279,6 +320,10 @@ def dims_of(result: Result) -> list[str]:
         return [*result.rows, *result.columns]
     if isinstance(result, cvstats.ControlResult):  # one row per learner other than the control
         return ["model"]
+    if isinstance(result, cvstats.EvalResult):  # one row per model or pair of models
+        return [str(d) for d in result.estimate.dims]
+    if isinstance(result, cvstats.EvalPlan):  # one row per pair and number of generations
+        return [str(d) for d in result.questions.dims]
     return []
 
 
@@ -441,7 +486,7 @@ def test_interval_has_ci_bound(results, label):
             res.interval(alpha=0.5 * res.attrs["alpha"])
         return
     # the tuple view holds the same numbers
-    view = res.conf_int() if isinstance(res, InferenceResult) else res.credible_interval()
+    view = res.conf_int() if hasattr(res, "conf_int") else res.credible_interval()
     assert isinstance(view, ConfidenceInterval)
     low, high = view
     xr.testing.assert_identical(low, ci.sel(ci_bound="lower", drop=True))
