@@ -25,8 +25,11 @@ from cvstats.kernels import (  # noqa: F401
     bayes_datasets,
     bayle,
     cluster,
+    evals,
+    hierarchical,
     kfold,
     lemma1,
+    mcmc,
     nested,
     ranks,
 )

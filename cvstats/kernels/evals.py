@@ -32,6 +32,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cvstats.errors import DesignError
+from cvstats.kernels.cluster import cluster_moments
 
 __all__ = ["EvalMoments", "cluster_stderr", "eval_moments"]
 
@@ -96,8 +97,7 @@ def cluster_stderr(means: ArrayLike, codes: ArrayLike) -> float:
             "one cluster the questions' dependence cannot be estimated (drop `cluster`, "
             "stating that the questions are taken as independent, or add clusters)."
         )
-    sums = np.bincount(c, weights=x - x.mean(), minlength=n_clusters)
-    return float(np.sqrt(n_clusters / (n_clusters - 1) * np.sum(sums**2) / x.size**2))
+    return float(np.sqrt(cluster_moments(x, c).variance))
 
 
 def eval_moments(scores: ArrayLike, codes: ArrayLike | None = None) -> EvalMoments:
