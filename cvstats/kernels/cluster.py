@@ -229,8 +229,9 @@ def cluster_moments(values: ArrayLike, groups: ArrayLike) -> ClusterMoments:
     --------
     >>> import numpy as np
     >>> m = cluster_moments([1.0, 2.0, 4.0, 7.0], [0, 0, 1, 1])
-    >>> int(m.n_groups), float(m.mean), float(m.variance)  # 2/1 · (1.5² + 1.5²)/16
-    (2, 3.5, 0.28125)
+    >>> # group sums of deviations from 3.5: -4 and 4; G/(G-1) · ((-4)² + 4²) / 4² = 4
+    >>> int(m.n_groups), float(m.mean), float(m.variance)
+    (2, 3.5, 4.0)
     """
     arr = as_float_array(values, "values")
     codes = _codes(groups, arr.shape)
