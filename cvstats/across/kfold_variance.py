@@ -168,7 +168,8 @@ def kfold_statistics(cube: xr.DataArray) -> EstimatesResult:
     -----
     CvstatsWarning
         On a cube with groups (docs/grouped-data.md): the statistics are
-        computed as for independent examples
+        computed as for independent examples, Bengio & Grandvalet's
+        covariance classes having no clustered form
         (:func:`cvstats.inference.clustered.warn_not_clustered`).
 
     Examples

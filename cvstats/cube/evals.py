@@ -54,11 +54,11 @@ def is_eval_cube(cube: xr.DataArray) -> bool:
 def fixed_models_refusal(cube: xr.DataArray, method: str) -> str | None:
     """Return why a method about learners refuses a cube of fixed models' answers, or None.
 
-    Every method of the registry (and so :func:`cvstats.compare`) is about
-    learners retrained on resampled training sets; in a cube read by
-    :func:`from_evals` a split is a generation of the same models on the same
-    questions, and its ``n_train`` is a placeholder, so their corrections and
-    targets do not apply.
+    Every method of the registry is about learners retrained on resampled
+    training sets; in a cube read by :func:`from_evals` a split is a
+    generation of the same models on the same questions, and its ``n_train``
+    is a placeholder, so their corrections and targets do not apply
+    (:func:`cvstats.compare` runs the evals analysis on such a cube instead).
     """
     if not is_eval_cube(cube):
         return None
@@ -66,7 +66,8 @@ def fixed_models_refusal(cube: xr.DataArray, method: str) -> str | None:
         f"{method} is about learners retrained on resampled training sets, but this cube holds "
         "fixed models' answers (design 'fixed_models', from cvstats.from_evals: its splits are "
         "generations of the same models on the same questions). Use cvstats.eval_mean or "
-        "cvstats.eval_difference (docs/evaluating-fixed-models.md)."
+        "cvstats.eval_difference, or cvstats.compare, which runs them on such a cube "
+        "(docs/evaluating-fixed-models.md)."
     )
 
 

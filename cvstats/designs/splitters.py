@@ -205,6 +205,24 @@ def _forward(train: NDArray[np.bool_], test: NDArray[np.bool_]) -> bool:
     return bool((last_train < first_test).all() and (np.diff(first_test) > 0).all())
 
 
+def _declared_order(
+    declared: bool | None, train: NDArray[np.bool_], test: NDArray[np.bool_], name: str
+) -> int:
+    """Return the ``time_ordered`` attr: as declared, or detected (:func:`_forward`) if None."""
+    detected = _forward(train, test)
+    if declared is None:
+        return int(detected)
+    nested = train.shape[0] >= 2 and bool((train[:-1] <= train[1:]).all())
+    if not declared and (detected or nested):
+        raise ArgumentError(
+            f"`time_ordered=False`, but the splits of {name} are time-ordered (each trains on "
+            "examples before its test set, or on a growing training set, as TimeSeriesSplit "
+            "makes them): the methods that pool splits as exchangeable draws do not apply to "
+            "them. Leave `time_ordered` unset."
+        )
+    return int(declared)
+
+
 def _masks(pairs: list[Any], n: int) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     """Boolean ``train``/``test`` masks ``(split, example)`` of the pairs, checked."""
     if not pairs:
@@ -277,6 +295,7 @@ def from_splitter(
     *,
     n: int | None = None,
     seed: int = UNKNOWN_SEED,
+    time_ordered: bool | None = None,
 ) -> xr.Dataset:
     """Design holding exactly the splits of a scikit-learn splitter.
 
@@ -329,6 +348,17 @@ def from_splitter(
         Recorded in the ``seed`` attr when the splitter has no int
         ``random_state`` (-1: unknown). An int ``random_state`` is recorded
         instead; a different ``seed`` is an error.
+    time_ordered : bool, optional
+        ``True`` declares the examples a time series in their order (rows of
+        ``X``) whatever the splits, e.g. contiguous ``KFold`` blocks of a
+        series (Bergmeir & Benítez 2012, "On the use of cross-validation for
+        time series predictor evaluation", Information Sciences 191, §2):
+        the attr ``time_ordered`` is then 1, so the methods that pool the
+        splits as exchangeable random draws refuse the cubes built on it and
+        the Diebold–Mariano test applies where its test sets are disjoint and
+        consecutive (docs/splitters.md, "Time-ordered splits"). ``None``
+        (default): detected from the splits, as below. ``False`` only
+        confirms splits that are not detected as time-ordered.
 
     Returns
     -------
@@ -369,6 +399,9 @@ def from_splitter(
         scikit-learn refuses the data: its message is kept); if there is no
         split; if a split has an empty training or test set, an index out of
         ``0..n-1``, a repeated index, or an example in both sets.
+    ArgumentError
+        If ``time_ordered`` is not a bool or None, or is False for splits that
+        are time-ordered (``TimeSeriesSplit``).
 
     References
     ----------
@@ -408,6 +441,11 @@ def from_splitter(
             f"method) or an iterable of (train_idx, test_idx) pairs, got "
             f"{type(cv).__name__}.{hint}"
         )
+    if time_ordered is not None and not isinstance(time_ordered, bool | np.bool_):
+        raise ArgumentError(
+            f"`time_ordered` must be True, False or None (detect it from the splits), got "
+            f"{time_ordered!r}."
+        )
     n_ex = _resolve_n(n, X, y, groups, cv, is_splitter)
     recorded = _resolve_seed(cv, seed, is_splitter)
     if is_splitter:
@@ -433,7 +471,7 @@ def from_splitter(
         "equal_n_train": int(np.unique(n_train).size == 1),
         "equal_n_test": int(np.unique(n_test).size == 1),
         NESTED_TRAIN: int(S >= 2 and bool((train[:-1] <= train[1:]).all())),
-        TIME_ORDERED: int(_forward(train, test)),
+        TIME_ORDERED: _declared_order(time_ordered, train, test, name),
     }
     if folds is not None:
         coords_int["repeat"], coords_int["fold"] = folds

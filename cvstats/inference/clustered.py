@@ -2,8 +2,9 @@
 
 When the cube carries a ``group`` coordinate on ``example``
 (:mod:`cvstats.cube.groups`), the methods whose variance is computed over
-examples (hold-out t, Bayle et al.'s interval) compute it cluster-robustly
-(:mod:`cvstats.kernels.cluster`) and say so in their title; the methods that
+examples (hold-out t, Bayle et al.'s interval, the nested CV interval)
+compute it cluster-robustly (:mod:`cvstats.kernels.cluster`) and say so in
+their title; the methods that
 use split means only are unchanged, which is right as long as no group
 straddles the training and test sets of a split (Nadeau & Bengio 2003,
 Lemma 1 treats the split means as exchangeable draws, each from a test set
@@ -102,15 +103,16 @@ def warn_if_straddling(cube: xr.DataArray) -> None:
 def warn_not_clustered(cube: xr.DataArray, method: str) -> None:
     """Warn (``CvstatsWarning``) that ``method`` ignores the cube's groups, if it has any.
 
-    For the methods whose variance is computed over examples but has no
-    cluster-robust form in cvstats yet (nested CV's inner variance, the K-fold
-    statistics): the result treats the examples as independent, so its
-    variance is too small when losses are correlated within groups.
+    For the statistics over examples that have no cluster-robust form (the
+    K-fold statistics, whose covariance classes assume exchangeable examples
+    in a test block; docs/grouped-data.md): the result treats the examples as
+    independent, so its variance is too small when losses are correlated
+    within groups.
     """
     if group_codes(cube) is None:
         return
     warnings.warn(
-        f"{method} has no cluster-robust form in cvstats yet: it treats the examples of the "
+        f"{method} has no cluster-robust form: it treats the examples of the "
         "cube's `group` coordinate as independent, so its variance is too small when the "
         "losses are correlated within groups (docs/grouped-data.md); drop the coordinate "
         "(cube.drop_vars('group')) to silence this once you have checked they are not.",

@@ -414,8 +414,9 @@ def diebold_mariano(
             f"{_NAME} needs time-ordered splits, each training on the past and testing later "
             f"examples (attr `{ORDERED_ATTR}` or `{NESTED_TRAIN}` = 1, as "
             "cvstats.designs.from_splitter records for TimeSeriesSplit), but this cube has "
-            "neither; build the design with from_splitter(TimeSeriesSplit(...), X), or set "
-            f"cube.attrs[{ORDERED_ATTR!r}] = 1 if its splits forecast forward in that way."
+            "neither; build the design with from_splitter(TimeSeriesSplit(...), X), declare "
+            "the examples a time series with from_splitter(cv, X, time_ordered=True), or set "
+            f"cube.attrs[{ORDERED_ATTR!r}] = 1."
         )
     pos = _main_positions(cube)
     if pos.size < 2:

@@ -10,18 +10,22 @@ correction (:mod:`cvstats.kernels.nested`).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import xarray as xr
 
 from cvstats.cube.apply import apply_kernel
+from cvstats.cube.groups import group_codes
 from cvstats.cube.schema import EXAMPLE, SPLIT
 from cvstats.errors import DesignError
 from cvstats.inference.blocks import block_positions, kfold_layout
-from cvstats.inference.clustered import warn_not_clustered
+from cvstats.inference.clustered import cluster_title
 from cvstats.inference.common import check_options, make_result
 from cvstats.inference.docs import fill_doc
 from cvstats.inference.engine import Call, method
 from cvstats.inference.registry import METHODS, MethodSpec
+from cvstats.kernels.nested import NestedTerms
 from cvstats.kernels.nested import nested_cv as _nested_kernel
 from cvstats.results import InferenceResult
 
@@ -58,15 +62,28 @@ def _layout(cube: xr.DataArray) -> tuple[np.ndarray, np.ndarray, int, int]:
     return main, nested, K, repeats
 
 
+def _grouped_kernel(
+    main: np.ndarray, nested: np.ndarray, groups: np.ndarray, **kwargs: Any
+) -> NestedTerms:
+    """Run the nested-CV kernel with the examples' group codes as a third array."""
+    return _nested_kernel(main, nested, groups=groups, **kwargs)
+
+
 def _terms(cube: xr.DataArray, mu0: float) -> tuple[tuple[xr.DataArray, ...], int, int]:
     main, nested, K, repeats = _layout(cube)
     sub_main = cube.isel({SPLIT: main}).reset_coords(drop=True)
     sub_nested = cube.isel({SPLIT: nested}).reset_coords(drop=True)
     sub_nested = sub_nested.rename({SPLIT: _NESTED_SPLIT})
+    codes = group_codes(cube)
+    arrays = [sub_main, sub_nested]
+    core = [[SPLIT, EXAMPLE], [_NESTED_SPLIT, EXAMPLE]]
+    if codes is not None:
+        arrays.append(codes.reset_coords(drop=True))
+        core.append([EXAMPLE])
     terms = apply_kernel(
-        _nested_kernel,
-        [sub_main, sub_nested],
-        [[SPLIT, EXAMPLE], [_NESTED_SPLIT, EXAMPLE]],
+        _nested_kernel if codes is None else _grouped_kernel,
+        arrays,
+        core,
         len(_TERMS),
         main_repeat=cube["repeat"].values[main],
         main_fold=cube["fold"].values[main],
@@ -162,14 +179,19 @@ def nested_cv_interval(call: Call) -> InferenceResult:
     Raises
     ------
     DesignError
-        If the cube lacks the k-fold main block or a pair fit of some repeat.
+        If the cube lacks the k-fold main block or a pair fit of some repeat,
+        or (with groups) has too few groups.
 
-    Warns
+    Notes
     -----
-    CvstatsWarning
-        If the cube has a ``group`` coordinate: this variance has no
-        cluster-robust form yet and treats the examples as independent
-        (docs/grouped-data.md).
+    With a ``group`` coordinate on the cube (docs/grouped-data.md), the two
+    variances over examples are cluster-robust: ``var(e_out)/|I_k|`` is the
+    CR1 variance of the fold mean over its groups (statsmodels' factor
+    ``G_k/(G_k-1)``) and ``var(e_in)`` (behind ``se_naive``) sums squared
+    per-group sums of deviations (:mod:`cvstats.kernels.nested`); the title
+    says ``"cluster-robust variance (G groups)"``. With one example per
+    group the result is the iid one. Fewer than 10 groups, or fewer than 2 in
+    an outer fold, is a :class:`~cvstats.errors.DesignError`.
 
     Examples
     --------
@@ -184,12 +206,15 @@ def nested_cv_interval(call: Call) -> InferenceResult:
     ('conditional', 20)
     """
     cube = call.cube
-    warn_not_clustered(cube, "the nested CV interval")
     terms, K, repeats = _terms(cube, call.mu0)
     estimate, stderr, statistic, df = terms[:4]
     main = block_positions(cube, "main", _METHOD)
     n1 = int(np.median(cube["n_train"].values[main]))
     n2 = int(cube.attrs["n"]) - n1
+    fields = call.spec.result_fields(K=K)
+    codes = group_codes(cube)
+    if codes is not None:
+        fields["title"] = cluster_title(fields["title"], codes, codes)  # every example is tested
     return make_result(
         estimate,
         stderr,
@@ -197,7 +222,7 @@ def nested_cv_interval(call: Call) -> InferenceResult:
         df,
         call.pvalue(statistic, df),
         loss=str(cube.name),
-        **call.spec.result_fields(K=K),
+        **fields,
         **call.options._asdict(),
         n1=n1,
         n2=n2,

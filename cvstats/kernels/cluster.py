@@ -42,6 +42,7 @@ __all__ = [
     "cluster_mcnemar_z",
     "cluster_moments",
     "cluster_t",
+    "group_sum_squares",
 ]
 
 #: Fewest groups a cluster-robust variance is computed from. With fewer, the
@@ -128,6 +129,31 @@ def _group_sum_squares(
     sizes = np.bincount(bins, weights=present.ravel(), minlength=n_batch * width)
     n_groups = (sizes.reshape(*batch, width) > 0).sum(axis=-1)
     return (sums.reshape(*batch, width) ** 2).sum(axis=-1), n_groups
+
+
+def group_sum_squares(
+    values: ArrayLike, groups: ArrayLike
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """``Σ_g (Σ_{i ∈ g} x_i)²`` over the last axis, and ``G``, the groups with a value.
+
+    The sum of squared per-group sums of ``values`` as given (centre them
+    first for influence terms).
+
+    Parameters
+    ----------
+    values : array_like, shape (..., n)
+        The terms to sum per group; NaN marks one not in the sample.
+    groups : array_like of int
+        Codes ``0..G-1`` (one per example), broadcastable to `values`.
+
+    Returns
+    -------
+    sum_squares, n_groups : ndarray
+        Over the batch axes. With one value per group ``sum_squares = Σ_i x_i²``.
+    """
+    arr = as_float_array(values, "values")
+    present = ~np.isnan(arr)
+    return _group_sum_squares(arr, present, _codes(groups, arr.shape))
 
 
 def check_enough_groups(n_groups: ArrayLike, method: str) -> None:

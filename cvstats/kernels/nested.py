@@ -18,7 +18,19 @@ and then::
     se_naive = sd(e_in) / sqrt(n)
 
 with the interval ``estimate ± z_{1-α/2} se`` for ``Err_XY``, the error of
-the model fitted on all ``n`` examples. Plain numpy: the last axes are core
+the model fitted on all ``n`` examples.
+
+With groups of examples (``groups=``, docs/grouped-data.md) the two
+variances over examples sum per-group influence terms instead
+(:mod:`cvstats.kernels.cluster`): ``b_k`` is the CR1 cluster-robust variance
+of ``mean(e_out)`` over the ``G_k`` groups of fold ``k``,
+``G_k/(G_k-1) Σ_g u_g²/|I_k|²`` with ``u_g = Σ_{i ∈ g ∩ I_k} (e_out_i -
+mean(e_out))`` (statsmodels' small-sample factor: with it ``b_k`` is
+unbiased for the variance of the fold mean when groups are exchangeable,
+as ``var(e_out)/|I_k|`` is for examples), and ``var(e_in)`` sums the
+squared per-group sums of ``e_in - Err^NCV`` within every inner
+cross-validation ``(r, k)`` over the same ``N_in - 1`` (``N_in`` the inner
+losses). With one example per group both equal the iid forms. Plain numpy: the last axes are core
 axes, every leading axis is a batch.
 
 Floating-point range: ``var(e_in)``, ``var(e_out)`` and ``a_k`` are sums of
@@ -45,7 +57,9 @@ from cvstats.checks import (
     check_float_range,
     difference,
 )
+from cvstats.errors import DesignError
 from cvstats.kernels._core import check_statistic
+from cvstats.kernels.cluster import check_enough_groups, cluster_moments, group_sum_squares
 
 __all__ = ["NestedTerms", "bias_factor", "route_nested", "nested_terms", "nested_cv"]
 
@@ -221,8 +235,35 @@ def _check_range(
     )
 
 
+def _clustered_variances(
+    out_k: FloatArray,
+    in_outer: NDArray[np.bool_],
+    inner: FloatArray,
+    err_ncv: FloatArray,
+    groups: ArrayLike,
+) -> tuple[FloatArray, FloatArray]:
+    """``b_k`` and ``var(e_in)`` with groups (module docstring), checked for enough groups."""
+    fold_means = cluster_moments(np.where(in_outer, out_k, np.nan), groups)
+    few = fold_means.n_groups < 2
+    if few.any():
+        raise DesignError(
+            "the nested CV interval with groups needs at least 2 groups in every outer fold "
+            f"(the cluster-robust variance of the fold mean), but a fold has "
+            f"{int(fold_means.n_groups[few].min())}; use fewer folds or more groups."
+        )
+    check_enough_groups(group_sum_squares(out_k[..., 0, :], groups)[1], "the nested CV interval")
+    ss, _ = group_sum_squares(inner - err_ncv[..., None, None, None], groups)
+    count = (~np.isnan(inner)).sum(axis=(-3, -2, -1))
+    return fold_means.variance, ss.sum(axis=(-2, -1)) / (count - 1)
+
+
 def nested_terms(
-    e_out: ArrayLike, fold: ArrayLike, e_in: ArrayLike, *, mu0: float = 0.0
+    e_out: ArrayLike,
+    fold: ArrayLike,
+    e_in: ArrayLike,
+    *,
+    mu0: float = 0.0,
+    groups: ArrayLike | None = None,
 ) -> NestedTerms:
     """Compute the nested-CV estimate, standard error and their parts (module docstring).
 
@@ -236,6 +277,9 @@ def nested_terms(
         Inner losses, NaN on the outer fold (:func:`route_nested`).
     mu0 : float, default 0
         Null value of the statistic.
+    groups : array_like of int, optional
+        Group code ``0..G-1`` of every example, broadcastable to ``(..., n)``:
+        ``b_k`` and ``var(e_in)`` are then cluster-robust (module docstring).
 
     Returns
     -------
@@ -246,6 +290,9 @@ def nested_terms(
     ArgumentError
         If the shapes disagree, `e_in` is not NaN exactly on the outer fold, or
         a fold has fewer than 2 examples.
+    DesignError
+        With `groups`: if a fold has fewer than 2 groups, or the examples
+        fewer than :data:`cvstats.kernels.cluster.MIN_GROUPS`.
     CubeError
         Where the losses are so large (about ``1e154`` and up) or so small
         (about ``1e-154`` and down) that a variance, ``a_k`` or the estimate
@@ -278,8 +325,10 @@ def nested_terms(
         mean_in = np.nanmean(inner, axis=-1)
         a = (mean_in - mean_out) ** 2
         b = var_out / size
-        mse = (a - b).mean(axis=(-2, -1))
         err_ncv, var_in, _ = _mean_var(inner, ~in_outer, (-3, -2, -1))
+        if groups is not None:
+            b, var_in = _clustered_variances(out_k, in_outer, inner, err_ncv, groups)
+        mse = (a - b).mean(axis=(-2, -1))
         err_cv = out.mean(axis=(-2, -1))
         bias = bias_factor(K) * (err_ncv - err_cv)
         estimate = err_ncv - bias
@@ -311,8 +360,11 @@ def nested_cv(
     nested_repeat: ArrayLike,
     nested_fold: ArrayLike,
     mu0: float = 0.0,
+    groups: ArrayLike | None = None,
 ) -> NestedTerms:
     """:func:`route_nested` then :func:`nested_terms`: the interval from raw design losses.
+
+    `groups` (int codes of the examples, optional) as in :func:`nested_terms`.
 
     Returns
     -------
@@ -326,4 +378,4 @@ def nested_cv(
         nested_repeat=nested_repeat,
         nested_fold=nested_fold,
     )
-    return nested_terms(e_out, fold, e_in, mu0=mu0)
+    return nested_terms(e_out, fold, e_in, mu0=mu0, groups=groups)

@@ -18,6 +18,7 @@ import pandas as pd
 import xarray as xr
 
 from cvstats.cube import unit_dim
+from cvstats.cube.evals import is_eval_cube
 from cvstats.cube.formula import checked_contrasts, parse_formula, select_loss
 from cvstats.cube.groups import group_codes
 from cvstats.cube.known import Checked, remember
@@ -43,6 +44,7 @@ from cvstats.reporting.decision import (
     table_verdict,
     wrap_lines,
 )
+from cvstats.reporting.evals import eval_contrasts
 from cvstats.reporting.multiplicity import (
     ADJUST_DEFAULT,
     Adjustment,
@@ -52,6 +54,7 @@ from cvstats.reporting.multiplicity import (
 )
 from cvstats.results import FRAME_COLUMNS, InferenceResult
 from cvstats.results.base import Result, format_floats, ordered_columns
+from cvstats.results.evals import EvalResult
 from cvstats.results.ranges import CLIP_COLUMN, table_clip_notes
 from cvstats.results.verdict import Verdict, is_level, weights_of
 
@@ -576,7 +579,7 @@ def compare(
     adjust: str | None = ADJUST_DEFAULT,
     n1: int | None = None,
     n2: int | None = None,
-) -> ComparisonTable:
+) -> ComparisonTable | EvalResult:
     """Run inference methods on the contrasts of a formula and tabulate them.
 
     The formula's right side defines linear contrasts over the ``model`` dim
@@ -629,8 +632,16 @@ def compare(
 
     Returns
     -------
-    ComparisonTable
-        Rows ``(contrast, method)``.
+    ComparisonTable or EvalResult
+        Rows ``(contrast, method)``. On a cube of fixed models' answers
+        (:func:`cvstats.from_evals`, docs/evaluating-fixed-models.md) the
+        methods about learners do not apply: compare returns the
+        :class:`~cvstats.results.evals.EvalResult` of its contrasts
+        (:func:`cvstats.reporting.evals.eval_contrasts`: the paired t over
+        questions, clustered when the questions are, p-values adjusted by
+        ``adjust``; each model's mean score for a cube of models), whose
+        target is the fixed models whatever ``target``; ``methods``, ``n1``,
+        ``n2`` and a one-sided ``alternative`` are refused there.
 
     Examples
     --------
@@ -647,6 +658,12 @@ def compare(
     # validated once; the handle goes to every method (a formula checked before any import)
     known, described = _resolve_cube(formula, data)
     cube = known.cube
+    if is_eval_cube(cube):
+        _check_eval_options(methods, alternative, n1, n2)
+        own = isinstance(formula, xr.DataArray) and MODEL in formula.dims
+        return eval_contrasts(
+            cube.rename({CONTRAST: MODEL}) if own else cube, alpha=alpha, mu0=mu0, adjust=adjust
+        )
     warn_if_straddling(cube)  # once: the methods get the handle and do not warn again
     adjust = check_adjust(adjust)
     options: dict[str, Any] = {"mu0": mu0, "alpha": alpha, "alternative": alternative}
@@ -714,6 +731,27 @@ def compare(
         adjusted,
         adjustments,
     )
+
+
+def _check_eval_options(
+    methods: Sequence[str] | None, alternative: str, n1: int | None, n2: int | None
+) -> None:
+    """Refuse the options of :func:`compare` that a cube of fixed models' answers cannot take."""
+    given = {"methods": methods, "n1": n1, "n2": n2}
+    named = {k: v for k, v in given.items() if v is not None}
+    if named:
+        raise ArgumentError(
+            f"{', '.join(f'`{k}`' for k in named)} given ({named}), but this cube holds fixed "
+            "models' answers (cvstats.from_evals): compare runs the paired t over its "
+            "questions (cvstats.eval_difference's), not the methods about learners, and reads "
+            "no training or test sizes; leave them out."
+        )
+    if alternative != "two-sided":
+        raise ArgumentError(
+            f"`alternative` = {alternative!r}, but compare on a cube of fixed models' answers "
+            "(cvstats.from_evals) runs two-sided tests only; leave `alternative` out, or read "
+            "a one-sided test off the interval."
+        )
 
 
 def _given_sizes(cube: xr.DataArray, n1: int | None, n2: int | None) -> dict[str, int]:

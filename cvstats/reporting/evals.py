@@ -31,7 +31,7 @@ import xarray as xr
 from cvstats.checks import validate_alpha
 from cvstats.cube.evals import GROUP, SCORE_ATTR, SCORE_DIRECTION_ATTR, is_eval_cube
 from cvstats.cube.formula import pairwise
-from cvstats.cube.schema import CORE_DIMS, EXAMPLE, MODEL, SPLIT
+from cvstats.cube.schema import CONTRAST, CORE_DIMS, EXAMPLE, MODEL, SPLIT
 from cvstats.cube.validation import validate
 from cvstats.errors import ArgumentError, CvstatsTypeError
 from cvstats.kernels.evals import EvalMoments, eval_moments
@@ -39,7 +39,7 @@ from cvstats.reporting.multiplicity import adjust_pvalues, check_adjust
 from cvstats.results.base import bounds
 from cvstats.results.evals import EvalPlan, EvalResult
 
-__all__ = ["INTERVALS", "eval_difference", "eval_mean", "plan_eval"]
+__all__ = ["INTERVALS", "eval_contrasts", "eval_difference", "eval_mean", "plan_eval"]
 
 #: The intervals of :func:`eval_mean` (:func:`eval_difference` takes ``"t"`` and ``"bootstrap"``).
 INTERVALS = ("t", "clopper-pearson", "wilson", "bootstrap")
@@ -404,6 +404,90 @@ def eval_difference(
         mu0=mu0,
         interval=interval,
         adjust=adjust,
+        codes=codes,
+    )
+
+
+def eval_contrasts(
+    contrasts: xr.DataArray,
+    *,
+    alpha: float = 0.05,
+    mu0: float = 0.0,
+    adjust: str | None = "holm",
+) -> EvalResult:
+    """Return the t analysis of every contrast of fixed models' answers, in score units.
+
+    What :func:`cvstats.compare` returns on a cube read by
+    :func:`cvstats.from_evals`: the differences of a :func:`cvstats.pairwise`
+    cube (or each model on its own) are linear in the models' scores, so each
+    is a per-question score difference analysed
+    as :func:`eval_difference` analyses a pair (generations averaged,
+    clustered standard error, ``t`` interval, p-values adjusted over the
+    contrasts), or, on the ``model`` dim, as :func:`eval_mean` does.
+
+    Parameters
+    ----------
+    contrasts : xarray.DataArray
+        Dims ``(split, example, contrast | model)`` of a cube read by
+        :func:`cvstats.from_evals` (its attrs kept), in the cube's units
+        (minus the score when greater is better).
+    alpha : float, default 0.05
+        Level of the intervals and tests.
+    mu0 : float, default 0.0
+        The null value in the cube's units, as :func:`cvstats.compare` takes
+        it (turned to score units with the score's direction).
+    adjust : str or None, default "holm"
+        ``multipletests`` method over the contrasts (not used on ``model``).
+
+    Returns
+    -------
+    EvalResult
+        One row per contrast (``kind="difference"``) or model (``kind="mean"``).
+
+    Raises
+    ------
+    ArgumentError
+        If `contrasts` is not of a cube read by ``from_evals``, has extra dims,
+        or holds contrasts other than differences ``"a - b"`` (a formula's
+        coding, whose intercept is a model's level).
+    DesignError
+        Fewer than 2 questions, or fewer than 2 clusters.
+    """
+    alpha = validate_alpha(alpha)
+    adjust = check_adjust(adjust)
+    unit = MODEL if MODEL in contrasts.dims else CONTRAST
+    if not is_eval_cube(contrasts) or set(contrasts.dims) != {SPLIT, EXAMPLE, unit}:
+        raise ArgumentError(
+            f"`contrasts` must be the contrasts of one benchmark read by cvstats.from_evals, "
+            f"dims {[SPLIT, EXAMPLE, CONTRAST]}, got dims {list(contrasts.dims)} and design "
+            f"{contrasts.attrs.get('design')!r}; select one element of the extra dims "
+            "(cube.isel(...))."
+        )
+    labels = [str(c) for c in contrasts[unit].values]
+    if unit == CONTRAST and not all(" - " in c for c in labels):
+        raise ArgumentError(
+            f"the contrasts {labels} are not differences of two models ('a - b'): on fixed "
+            "models' answers compare reads each model's score (cvstats.compare(cube)) or the "
+            "difference of every pair (cvstats.compare(cvstats.pairwise(cube))); a formula's "
+            "coding mixes a model's level with differences."
+        )
+    codes = None
+    if GROUP in contrasts.coords:
+        codes = pd.factorize(np.asarray(contrasts[GROUP].values))[0]
+    sign = -1.0 if contrasts.attrs[SCORE_DIRECTION_ATTR] else 1.0
+    values = (sign * contrasts).transpose(SPLIT, EXAMPLE, unit)
+    null = sign * float(mu0) + 0.0  # 0.0: no negative zero in the result
+    rows = _rows(values, codes, alpha=alpha, mu0=null, interval="t", n_resamples=100, seed=0)
+    units = xr.DataArray(values[unit].values, dims=(unit,))
+    return _result(
+        "mean" if unit == MODEL else "difference",
+        contrasts,
+        units,
+        rows,
+        alpha=alpha,
+        mu0=null,
+        interval="t",
+        adjust=None if unit == MODEL else adjust,
         codes=codes,
     )
 

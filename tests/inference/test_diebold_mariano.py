@@ -228,3 +228,36 @@ def test_a_negative_rectangular_variance_is_nan_with_a_warning():
         res = cvstats.diebold_mariano(cube, horizon=2)
     assert np.isnan(res.statistic.item())
     assert np.isfinite(cvstats.diebold_mariano(cube, horizon=2, variant="bartlett").statistic)
+
+
+def test_time_ordered_true_declares_any_design_a_time_series():
+    # contiguous KFold blocks of a series (blocked CV): not forward-chaining, so not detected
+    n = 60
+    assert designs.from_splitter(KFold(5), n=n).attrs["time_ordered"] == 0
+    blocked = designs.from_splitter(KFold(5), n=n, time_ordered=True)
+    assert blocked.attrs["time_ordered"] == 1
+    rng = np.random.default_rng(29)
+    d = 0.15 + ma1(rng, (n,), 0.7)
+    base = rng.gamma(2.0, size=n)
+    mask = blocked["test"].values[..., None]
+    losses = np.where(mask, np.stack([base + d, base], axis=-1)[None], np.nan)
+    cube = cvstats.from_arrays(losses, design=blocked, models=["a", "b"])
+    assert "time_ordered" in design_kinds(cube)
+    res = cvstats.diebold_mariano(cvstats.pairwise(cube), horizon=2)
+    kwds = {"maxlags": 1, "kernel": "uniform", "use_correction": False}
+    se = float(sm.OLS(d, np.ones(n)).fit(cov_type="HAC", cov_kwds=kwds).bse[0])
+    hln = np.sqrt((n + 1 - 4 + 2 / n) / n)
+    np.testing.assert_allclose(res.statistic.item(), hln * d.mean() / se, rtol=1e-10)
+    with pytest.raises(DesignError, match=r"time-ordered .*use: diebold_mariano\(cube\)"):
+        cvstats.kfold_t(cvstats.pairwise(cube))
+    table = cvstats.compare("loss ~ model", cube)
+    assert list(table.results) == ["diebold_mariano"]
+    assert "the verdict comes from diebold_mariano" in table.verdict()
+
+
+def test_time_ordered_must_be_a_bool_and_cannot_undo_forward_chaining():
+    with pytest.raises(ArgumentError, match=r"`time_ordered` must be True, False or None.*'yes'"):
+        designs.from_splitter(KFold(4), n=40, time_ordered="yes")
+    with pytest.raises(ArgumentError, match=r"`time_ordered=False`, but the splits of "):
+        designs.from_splitter(TimeSeriesSplit(4), n=40, time_ordered=False)
+    assert designs.from_splitter(KFold(4), n=40, time_ordered=False).attrs["time_ordered"] == 0

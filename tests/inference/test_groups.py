@@ -272,26 +272,101 @@ def test_mcnemar_with_one_example_per_group_equals_mcnemar() -> None:
         np.testing.assert_allclose(getattr(after, field), getattr(before, field), rtol=1e-12)
 
 
-def test_nested_cv_and_kfold_statistics_say_they_ignore_the_groups() -> None:
-    from cvstats.across.kfold_variance import kfold_statistics
+def _fold_groups(design: xr.Dataset, size: int = 2) -> np.ndarray:
+    """Groups of ``size`` examples of one fold of the main block: no group straddles a split."""
+    test = design["test"].values[design["block"].values == "main"]
+    fold = test.argmax(axis=0)
+    rank = np.argsort(np.argsort(fold, kind="stable"), kind="stable")
+    return pd.factorize(fold * 1000 + rank // size)[0]
+
+
+def _nested_by_hand(design: xr.Dataset, e: np.ndarray, groups: np.ndarray) -> dict[str, float]:
+    """Bates et al.'s MSE^, se_naive and estimate with clustered variances, by a direct loop.
+
+    ``b_k`` is statsmodels' clustered squared standard error of the fold mean;
+    ``var(e_in)`` sums the squared per-group sums of ``e_in - Err^NCV`` per inner CV.
+    """
+    test, block = design["test"].values, design["block"].values
+    main = np.flatnonzero(block == "main")
+    fold = test[main].argmax(axis=0)
+    K, n = main.size, fold.size
+    e_out = np.array([e[main[fold[i]], i] for i in range(n)])
+    inner: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for j in np.flatnonzero(block == "nested"):
+        pair = set(fold[test[j]].tolist())
+        for k in pair:  # the fit leaving out {k, other} scores the other fold for outer fold k
+            (other,) = pair - {k}
+            idx = np.flatnonzero(fold == other)
+            vals, grp = inner.get(k, (np.empty(0), np.empty(0, dtype=int)))
+            inner[k] = (np.concatenate([vals, e[j, idx]]), np.concatenate([grp, groups[idx]]))
+    err_ncv = np.mean(np.concatenate([inner[k][0] for k in range(K)]))
+    gaps, ss, count = [], 0.0, 0
+    for k in range(K):
+        idx = fold == k
+        b = _statsmodels_bse(e_out[idx], groups[idx]) ** 2
+        gaps.append((inner[k][0].mean() - e_out[idx].mean()) ** 2 - b)
+        vals, grp = inner[k]
+        ss += sum(np.sum(vals[grp == g] - err_ncv) ** 2 for g in np.unique(grp))
+        count += vals.size
+    err_cv = e_out.mean()
+    return {
+        "mse": float(np.mean(gaps)),
+        "se_naive": float(np.sqrt(ss / (count - 1) / n)),
+        "estimate": float(err_ncv - (1 + (K - 2) / K) * (err_ncv - err_cv)),
+    }
+
+
+def test_nested_cv_with_groups_equals_statsmodels_and_a_direct_loop() -> None:
+    from cvstats.inference.nested import nested_cv_interval, nested_cv_terms
+
+    rng = np.random.default_rng(31)
+    d = designs.nested_cv(48, 4, seed=31)
+    groups = _fold_groups(d, size=3)  # 4 groups of 3 per fold, 16 in all
+    losses = _grouped_losses(rng, groups, (d.sizes["split"], 48, 1))
+    cube = cvstats.from_arrays(losses, design=d, groups=groups)
+    terms = nested_cv_terms(cube).squeeze()
+    want = _nested_by_hand(d, losses[..., 0], groups)
+    for name, value in want.items():
+        np.testing.assert_allclose(float(terms[name]), value, rtol=1e-10, err_msg=name)
+    iid = nested_cv_terms(cube.drop_vars("group")).squeeze()
+    assert float(terms["se_naive"]) > 1.2 * float(iid["se_naive"])  # the groups share effects
+    res = nested_cv_interval(cube)  # no warning: the variance is clustered
+    assert res.title.endswith("; cluster-robust variance (16 groups)")
+
+
+def test_nested_cv_with_one_example_per_group_is_the_iid_interval() -> None:
     from cvstats.inference.nested import nested_cv_interval
 
-    def fold_groups(design: xr.Dataset) -> np.ndarray:
-        """Pairs of examples of one fold of the main block: no group straddles a split."""
-        test = design["test"].values[design["block"].values == "main"]
-        fold = test.argmax(axis=0)
-        rank = np.argsort(np.argsort(fold, kind="stable"), kind="stable")
-        return fold * 100 + rank // 2
+    rng = np.random.default_rng(32)
+    d = designs.nested_cv(36, 3, repeats=2, seed=32)
+    losses = rng.gamma(2.0, size=(d.sizes["split"], 36, 2))
+    plain = cvstats.from_arrays(losses, design=d)
+    single = cvstats.from_arrays(losses, design=d, groups=[f"u{i}" for i in range(36)])
+    before, after = nested_cv_interval(plain), nested_cv_interval(single)
+    for field in ("estimate", "stderr", "statistic", "pvalue"):
+        np.testing.assert_allclose(getattr(after, field), getattr(before, field), rtol=1e-12)
+
+
+def test_nested_cv_refuses_too_few_groups() -> None:
+    from cvstats.inference.nested import nested_cv_interval
+
+    rng = np.random.default_rng(33)
+    d = designs.nested_cv(32, 4, seed=33)
+    losses = rng.random((d.sizes["split"], 32, 1))
+    few = cvstats.from_arrays(losses, design=d, groups=_fold_groups(d, size=4))  # 2 per fold
+    with pytest.raises(DesignError, match=r"at least 10 groups .* G = 8 group"):
+        nested_cv_interval(few)
+    one = cvstats.from_arrays(losses, design=d, groups=_fold_groups(d, size=8))  # 1 per fold
+    with pytest.raises(DesignError, match=r"at least 2 groups in every outer fold.* has 1"):
+        nested_cv_interval(one)
+
+
+def test_kfold_statistics_says_it_ignores_the_groups() -> None:
+    from cvstats.across.kfold_variance import kfold_statistics
 
     rng = np.random.default_rng(15)
-    d = designs.nested_cv(40, 4, seed=15)
-    cube = cvstats.from_arrays(
-        rng.random((d.sizes["split"], 40, 1)), design=d, groups=fold_groups(d)
-    )
-    with pytest.warns(CvstatsWarning, match=r"nested CV interval has no cluster-robust form"):
-        nested_cv_interval(cube)
     k = designs.kfold(40, 4, seed=15)
-    cube = cvstats.from_arrays(rng.random((4, 40, 1)), design=k, groups=fold_groups(k))
+    cube = cvstats.from_arrays(rng.random((4, 40, 1)), design=k, groups=_fold_groups(k))
     with pytest.warns(CvstatsWarning, match=r"kfold_statistics has no cluster-robust form"):
         kfold_statistics(cube)
 

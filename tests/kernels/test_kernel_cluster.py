@@ -7,7 +7,7 @@ import pytest
 import statsmodels.api as sm
 
 from cvstats.errors import ArgumentError, DesignError
-from cvstats.kernels.cluster import MIN_GROUPS, cluster_moments, cluster_t
+from cvstats.kernels.cluster import MIN_GROUPS, cluster_moments, cluster_t, group_sum_squares
 from cvstats.kernels.moments import nan_moments
 
 
@@ -62,3 +62,11 @@ def test_bad_group_codes() -> None:
         cluster_moments([1.0, 2.0], [0, -1])
     with pytest.raises(ArgumentError, match=r"does not broadcast"):
         cluster_moments([1.0, 2.0, 3.0], [0, 1])
+
+
+def test_group_sum_squares_by_hand() -> None:
+    # groups {0: 1, 2}, {1: 4} (the NaN is off the sample), {2: -3, 1}; batch of two rows
+    values = np.array([[1.0, 2.0, np.nan, 4.0, -3.0, 1.0], [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]])
+    ss, n_groups = group_sum_squares(values, [0, 0, 1, 1, 2, 2])
+    np.testing.assert_array_equal(ss, [3.0**2 + 4.0**2 + 2.0**2, 3 * 2.0**2])
+    np.testing.assert_array_equal(n_groups, [3, 3])

@@ -360,16 +360,60 @@ def test_a_loss_reads_the_other_way_and_names_the_same_better_model(table, cube)
     assert "m2 scores better on right" in by_score.verdict()
 
 
-def test_the_learner_methods_and_compare_refuse_a_cube_of_fixed_models(cube):
-    """Before: compare ran the corrected resampled t with n2/n1 = questions / 1 on it."""
+def test_the_learner_methods_refuse_a_cube_of_fixed_models(cube):
+    """Before: they ran the corrected resampled t with n2/n1 = questions / 1 on it."""
     for call in (
-        lambda: cvstats.compare(cube),
-        lambda: cvstats.compare(cvstats.pairwise(cube)),
         lambda: cvstats.corrected_resampled_t(cube),
         lambda: cvstats.holdout_t(cube.isel(split=[0])),
     ):
         with pytest.raises(DesignError, match=r"holds fixed models' answers.*eval_difference"):
             call()
+
+
+def test_compare_runs_the_evals_analysis_on_a_cube_of_fixed_models():
+    """Before: compare refused the cube (DesignError); now it tabulates the paired t."""
+    table = benchmark(n_docs=15, per_doc=3, generations=2, skill=(0.5, 0.7, 0.72), seed=9)
+    cube = unclustered(table, cluster="doc")
+    res = cvstats.compare(cvstats.pairwise(cube), adjust="bonferroni")
+    want = cvstats.eval_difference(cube, adjust="bonferroni")
+    assert res.kind == "difference" and list(res.estimate["contrast"].values) == [
+        "m0 - m1",
+        "m0 - m2",
+        "m1 - m2",
+    ]
+    for name in ("estimate", "stderr", "pvalue", "pvalue_adjusted", "ci", "var_within"):
+        np.testing.assert_allclose(getattr(res, name), getattr(want, name), rtol=1e-12)
+    # independently: statsmodels' clustered OLS of the per-question differences, Bonferroni
+    m0, docs = per_question(table, "m0")
+    m1, _ = per_question(table, "m1")
+    fit = sm.OLS((m0 - m1).to_numpy(), np.ones(len(m0))).fit(
+        cov_type="cluster", cov_kwds={"groups": pd.factorize(docs)[0]}
+    )
+    assert float(res.stderr[0]) == pytest.approx(fit.bse[0], rel=1e-10)
+    p = 2 * scipy.stats.t.sf(abs(fit.params[0] / fit.bse[0]), 14)
+    assert float(res.pvalue_adjusted[0]) == pytest.approx(min(1.0, 3 * p), rel=1e-10)
+    assert "m2 scores better on right" in res.verdict()
+    assert "| m0 - m2" in res.to_markdown()
+    # a cube of models as it is: each model's own score against mu0 (in the cube's units)
+    levels = cvstats.compare(cube, mu0=-0.5)  # the cube holds minus the score
+    own = cvstats.eval_mean(cube, mu0=0.5)
+    assert levels.kind == "mean"
+    for name in ("estimate", "stderr", "pvalue", "ci"):
+        np.testing.assert_allclose(getattr(levels, name), getattr(own, name), rtol=1e-12)
+
+
+def test_compare_refuses_what_a_cube_of_fixed_models_cannot_take(cube):
+    pairs = cvstats.pairwise(cube)
+    with pytest.raises(ArgumentError, match=r"`methods` given .*holds fixed models' answers"):
+        cvstats.compare(pairs, methods=["corrected_resampled_t"])
+    with pytest.raises(ArgumentError, match=r"`n1`, `n2` given .*no training or test sizes"):
+        cvstats.compare(pairs, n1=10, n2=5)
+    with pytest.raises(ArgumentError, match=r"`alternative` = 'less', .*two-sided tests only"):
+        cvstats.compare(pairs, alternative="less")
+    with pytest.raises(ArgumentError, match=r"not differences of two models .*pairwise\(cube\)"):
+        cvstats.compare("minus_right ~ model", cube)
+    with pytest.raises(ArgumentError, match=r"one benchmark .*extra dims"):
+        cvstats.compare(cvstats.pairwise(cube.expand_dims(bench=["x", "y"])))
 
 
 def test_a_saved_cube_gives_the_same_result(cube, tmp_path):
