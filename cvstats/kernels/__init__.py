@@ -24,6 +24,7 @@ from cvstats.kernels import (  # noqa: F401
     bayes,
     bayes_datasets,
     bayle,
+    bbc,
     cluster,
     evals,
     hierarchical,

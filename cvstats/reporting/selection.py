@@ -1,0 +1,215 @@
+"""After a hyper-parameter search: the error of the selection procedure (docs/after-a-search.md).
+
+:func:`bbc_cv` is the bootstrap bias-corrected cross-validation of Tsamardinos,
+Greasidou & Borboudakis (2018, Machine Learning 107, §4, Algorithm 1) on a loss
+cube whose candidates lie on ``model`` and whose main block is a (repeated)
+K-fold: an estimate and a percentile interval of the error of "choose the
+candidate with the best CV score", from the fits already made (no nested CV).
+The arithmetic is :func:`cvstats.kernels.bbc.bbc_cv`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from cvstats.checks import check_int, validate_alpha
+from cvstats.cube.compact import from_compact, is_compact
+from cvstats.cube.schema import CORE_DIMS, EXAMPLE, GROUP, MODEL, SPLIT
+from cvstats.cube.score import examples_refusal, is_score
+from cvstats.cube.validation import validate
+from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError
+from cvstats.inference.blocks import block_positions, kfold_layout
+from cvstats.kernels.bbc import bbc_cv as _bbc_kernel
+from cvstats.results.selection import BOOTSTRAP, BBCResult, percentile_interval
+
+__all__ = ["bbc_cv", "candidate_losses"]
+
+_METHOD = "BBC-CV"
+
+
+def candidate_losses(cube: Any, method: str) -> tuple[xr.DataArray, int]:
+    """Each example's out-of-sample loss per candidate, averaged over the K-fold's repeats.
+
+    Parameters
+    ----------
+    cube : xarray.DataArray
+        A loss cube (dense or compact) with the candidates on ``model`` and a
+        (repeated) K-fold main block, no extra dims.
+    method : str
+        The method's name, for the messages.
+
+    Returns
+    -------
+    losses : xarray.DataArray
+        ``(example, model)``: the mean over the repeats of each example's loss
+        in the fold that tests it (its coordinates on ``example`` kept).
+    repeats : int
+        The number of repeats of the K-fold.
+
+    Raises
+    ------
+    CvstatsTypeError
+        Not a DataArray.
+    CubeError
+        A score cube (no per-example losses), or a cube breaking the schema.
+    ArgumentError
+        Extra dims, fewer than two candidates, or two candidates with the same
+        losses on every example.
+    DesignError
+        The main block is not a K-fold.
+    """
+    if not isinstance(cube, xr.DataArray):
+        raise CvstatsTypeError(
+            f"`cube` must be an xarray.DataArray loss cube, got {type(cube).__name__}; build "
+            "one with cvstats.collect or cvstats.from_arrays."
+        )
+    if is_score(cube):
+        raise CubeError(examples_refusal(method))
+    if is_compact(cube):
+        cube = from_compact(cube)
+    validate(cube)
+    extra = [str(d) for d in cube.dims if d not in CORE_DIMS]
+    if extra:
+        raise ArgumentError(
+            f"{method} takes one search, a cube with dims {CORE_DIMS}, but `cube` has the "
+            f"extra dims {extra}; select one element first, e.g. cube.isel({extra[0]}=0)."
+        )
+    n_models = cube.sizes[MODEL]
+    if n_models < 2:
+        raise ArgumentError(
+            f"{method} selects among candidates, but `cube` has {n_models} model on `model`; "
+            "give the losses of every candidate of the search (at least two)."
+        )
+    _, repeats = kfold_layout(cube, method)
+    main = cube.isel({SPLIT: block_positions(cube, "main", method)})
+    losses = main.mean(SPLIT, skipna=True).transpose(EXAMPLE, MODEL)
+    _refuse_duplicates(losses, method)
+    return losses, repeats
+
+
+def _refuse_duplicates(losses: xr.DataArray, method: str) -> None:
+    """ArgumentError naming the candidates whose losses are equal on every example."""
+    values = np.asarray(losses.values)
+    _, first, inverse = np.unique(values.T, axis=0, return_index=True, return_inverse=True)
+    inverse = np.asarray(inverse).ravel()
+    dup = [m for m in range(values.shape[1]) if first[inverse[m]] != m]
+    if dup:
+        names = losses[MODEL].values
+        pairs = ", ".join(f"{names[m]!r} = {names[first[inverse[m]]]!r}" for m in dup)
+        raise ArgumentError(
+            f"{method} needs distinct candidates, but some have the same loss on every example "
+            f"({pairs}): their tie makes the selection arbitrary. Keep one of each, e.g. "
+            "cube.drop_sel(model=[...])."
+        )
+
+
+def bbc_cv(
+    cube: xr.DataArray,
+    *,
+    n_boot: int = 1000,
+    alpha: float = 0.05,
+    seed: int | np.random.Generator | None = 0,
+) -> BBCResult:
+    """Bootstrap bias-corrected CV: the error of choosing the best candidate by CV.
+
+    Tsamardinos, Greasidou & Borboudakis (2018, Machine Learning 107, §4,
+    Algorithm 1). The best CV score of a search is optimistic (the winner's
+    curse). BBC-CV corrects it from the out-of-sample losses already computed:
+    each of ``n_boot`` replications draws the examples (or, when the cube has a
+    ``group`` coordinate, the groups) with replacement, selects the candidate
+    with the smallest mean loss on the in-bag draws and scores it on the
+    out-of-bag examples. The estimate is the mean of these out-of-bag losses,
+    the interval their percentiles. See docs/after-a-search.md.
+
+    Parameters
+    ----------
+    cube : xarray.DataArray
+        Loss cube with the candidates on ``model`` (at least two) and a K-fold
+        or repeated K-fold main block, so that every example has an
+        out-of-sample loss per repeat (averaged over the repeats); dims
+        ``(split, example, model)``. A smaller loss is better.
+    n_boot : int, default 1000
+        Bootstrap replications (at least 100).
+    alpha : float, default 0.05
+        Level of the percentile interval (``1 - alpha``).
+    seed : int, numpy.random.Generator or None, default 0
+        Seed of the bootstrap draws (:func:`numpy.random.default_rng`).
+
+    Returns
+    -------
+    BBCResult
+        The estimate, its interval, the naive best CV score, the share of the
+        replications selecting each candidate, and the replications.
+
+    Raises
+    ------
+    CubeError
+        A score cube: BBC-CV needs per-example losses.
+    ArgumentError
+        One candidate, candidates with identical losses, extra dims, a bad
+        ``n_boot`` or ``alpha``, or every replication without an out-of-bag
+        example.
+    DesignError
+        The main block is not a K-fold.
+
+    Notes
+    -----
+    Ties of the in-bag means go to the first candidate along ``model``; the
+    naive score is the smallest mean CV loss. A replication that draws every
+    unit has no out-of-bag example and is left out (counted in ``n_used``).
+
+    Examples
+    --------
+    >>> import numpy as np, cvstats
+    >>> design = cvstats.designs.kfold(60, K=5, seed=0)
+    >>> rng = np.random.default_rng(1)
+    >>> losses = np.broadcast_to(rng.random((1, 60, 4)), (5, 60, 4))
+    >>> res = cvstats.bbc_cv(cvstats.from_arrays(losses, design=design), n_boot=200)
+    >>> bool(res.estimate >= res.naive)
+    True
+    """
+    n_boot = check_int("n_boot", n_boot, 100)
+    alpha = validate_alpha(alpha)
+    losses, repeats = candidate_losses(cube, _METHOD)
+    if GROUP in losses.coords:
+        codes, groups = pd.factorize(np.asarray(losses[GROUP].values))
+        units: np.ndarray | None = np.asarray(codes)
+        n_units, unit = len(groups), "group"
+    else:
+        units, n_units, unit = None, losses.sizes[EXAMPLE], "example"
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n_units, size=(n_boot, n_units))
+    oob, winner = _bbc_kernel(losses.values, draws, units)
+    used = np.isfinite(oob)
+    if not used.any():
+        raise ArgumentError(
+            f"every one of the {n_boot} replications drew all {n_units} {unit}s, leaving no "
+            "out-of-bag example; BBC-CV needs more units."
+        )
+    cv_loss = losses.mean(EXAMPLE).reset_coords(drop=True)
+    best = int(np.argmin(cv_loss.values))
+    naive = float(cv_loss.values[best])
+    estimate = float(oob[used].mean())
+    share = np.bincount(winner[used], minlength=losses.sizes[MODEL]) / used.sum()
+    return BBCResult(
+        loss=str(cube.name),
+        estimate=estimate,
+        ci=percentile_interval(oob[used], alpha),
+        naive=naive,
+        optimism=estimate - naive,
+        best=str(cv_loss[MODEL].values[best]),
+        cv_loss=cv_loss,
+        selected=cv_loss.copy(data=share),
+        replicates=xr.DataArray(oob[used], dims=BOOTSTRAP),
+        alpha=alpha,
+        n_boot=n_boot,
+        n_used=int(used.sum()),
+        n_examples=losses.sizes[EXAMPLE],
+        n_units=n_units,
+        n_repeats=repeats,
+        unit=unit,
+    )

@@ -1,0 +1,184 @@
+"""Results about the candidates of a hyper-parameter search (docs/after-a-search.md).
+
+:class:`BBCResult` holds the bootstrap bias-corrected CV estimate of
+Tsamardinos, Greasidou & Borboudakis (2018, Machine Learning 107) of the error
+of a selection procedure (:func:`cvstats.bbc_cv`): its estimate and percentile
+interval, next to the naive best CV score it corrects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from cvstats.checks import validate_alpha
+from cvstats.results.base import ConfidenceInterval, Result, bounds, split_interval
+from cvstats.results.verdict import Verdict
+
+__all__ = ["BBCResult"]
+
+#: Dim of the bootstrap replications of :attr:`BBCResult.replicates`.
+BOOTSTRAP = "bootstrap"
+
+
+@dataclass(frozen=True, repr=False)
+class BBCResult(Result):
+    """BBC-CV: the error of "choose the best candidate by CV", without nested CV.
+
+    Tsamardinos, Greasidou & Borboudakis (2018), §4, Algorithm 1: each bootstrap
+    replication draws units (examples, or groups) with replacement, selects the
+    candidate with the smallest mean out-of-sample loss on the in-bag draws and
+    scores it on the out-of-bag examples.
+
+    Attributes
+    ----------
+    loss : str
+        The loss (the cube's name).
+    estimate : xarray.DataArray
+        0-d: mean over the replications of the winner's out-of-bag loss, the
+        BBC-CV estimate of the selection procedure's error.
+    ci : xarray.DataArray
+        The ``1 - alpha`` percentile interval of the replications' out-of-bag
+        losses, on a ``ci_bound`` dim.
+    naive : xarray.DataArray
+        0-d: the smallest mean CV loss over the candidates (the "best CV
+        score", optimistic: the winner's curse).
+    optimism : xarray.DataArray
+        0-d: ``estimate - naive``, how much the best CV score flatters the search.
+    best : str
+        The candidate with the smallest mean CV loss.
+    cv_loss : xarray.DataArray
+        Mean CV loss of every candidate (dim ``model``).
+    selected : xarray.DataArray
+        Share of the replications that selected each candidate (dim ``model``).
+    replicates : xarray.DataArray
+        Out-of-bag loss of each used replication (dim ``bootstrap``).
+    alpha : float
+        Level of the interval.
+    n_boot : int
+        Replications drawn; ``n_used`` of them had an out-of-bag example (the
+        others, which drew every unit, are left out).
+    n_used : int
+        Replications used.
+    n_examples, n_units, n_repeats : int
+        Examples, bootstrap units (examples, or groups when the cube has a
+        ``group`` coordinate) and repeats of the K-fold.
+    unit : str
+        ``"example"`` or ``"group"``: what the bootstrap draws.
+    """
+
+    loss: str
+    estimate: xr.DataArray
+    ci: xr.DataArray
+    naive: xr.DataArray
+    optimism: xr.DataArray
+    best: str
+    cv_loss: xr.DataArray
+    selected: xr.DataArray
+    replicates: xr.DataArray
+    alpha: float
+    n_boot: int
+    n_used: int
+    n_examples: int
+    n_units: int
+    n_repeats: int
+    unit: str
+
+    value_fields: ClassVar[tuple[str, ...]] = ("estimate", "ci", "naive", "optimism")
+    frame_columns: ClassVar[tuple[str, ...]] = (
+        "estimate",
+        "ci_lower",
+        "ci_upper",
+        "naive",
+        "optimism",
+        "best",
+        "alpha",
+        "n_boot",
+        "n_used",
+        "n_examples",
+        "n_units",
+        "n_repeats",
+        "unit",
+    )
+
+    def __post_init__(self) -> None:
+        self._coerce_values()
+
+    def to_frame(self) -> pd.DataFrame:
+        """Return one row: the estimate, its interval, the naive score and the sizes."""
+        low, high = split_interval(self.ci)
+        row: dict[str, Any] = {
+            "estimate": float(self.estimate),
+            "ci_lower": float(low),
+            "ci_upper": float(high),
+            "naive": float(self.naive),
+            "optimism": float(self.optimism),
+            "best": self.best,
+            "alpha": self.alpha,
+            "n_boot": self.n_boot,
+            "n_used": self.n_used,
+            "n_examples": self.n_examples,
+            "n_units": self.n_units,
+            "n_repeats": self.n_repeats,
+            "unit": self.unit,
+        }
+        return pd.DataFrame([row], columns=list(self.frame_columns))
+
+    def interval(self, alpha: float | None = None) -> xr.DataArray:
+        """Return the percentile interval of the replications at level ``1 - alpha``.
+
+        Parameters
+        ----------
+        alpha : float, optional
+            Level; default the result's. Another level takes other percentiles
+            of the same replications.
+        """
+        if alpha is None or alpha == self.alpha:
+            return self.ci
+        return percentile_interval(self.replicates.values, validate_alpha(alpha))
+
+    def conf_int(self, alpha: float | None = None) -> ConfidenceInterval:
+        """Return the tuple view ``(low, high)`` of :meth:`interval`."""
+        return split_interval(self.interval(alpha))
+
+    def _caption(self) -> str:
+        n = self.cv_loss.sizes["model"]
+        return f"BBC-CV: {self.loss} of the selection among {n} candidates"
+
+    def _display_details(self) -> list[str]:
+        return [
+            f"{self.n_used} of {self.n_boot} bootstrap replications over {self.n_units} "
+            f"{self.unit}s; {self.n_examples} examples × {self.n_repeats} repeat(s); "
+            f"percentile interval at level {1 - self.alpha:g}"
+        ]
+
+    def _summary_info(self, **options: Any) -> list[tuple[str, str]]:
+        return [
+            ("Result:", self._caption()),
+            ("Best by CV:", self.best),
+            ("Level:", f"{1 - self.alpha:g}"),
+            ("Replications:", f"{self.n_used} of {self.n_boot} ({self.unit}s)"),
+        ]
+
+    def verdict(self) -> Verdict:
+        """Return the estimate next to the naive best CV score, in plain words."""
+        low, high = (float(v) for v in split_interval(self.ci))
+        level = f"{100 * (1 - self.alpha):g}%"
+        noun = self.loss if self.loss.endswith("loss") else f"{self.loss} loss"
+        return Verdict(
+            f"Choosing the best of {self.cv_loss.sizes['model']} candidates by CV "
+            f"(here {self.best}, mean {noun} {float(self.naive):.4g}) is expected to give "
+            f"{noun} {float(self.estimate):.4g} ({level} interval [{low:.4g}, {high:.4g}]); "
+            f"the best CV score is optimistic by {float(self.optimism):.4g} (BBC-CV, "
+            "Tsamardinos et al. 2018)."
+        )
+
+
+def percentile_interval(replicates: np.ndarray, alpha: float) -> xr.DataArray:
+    """Return the ``alpha/2`` and ``1 - alpha/2`` quantiles of ``replicates`` (``ci_bound``)."""
+    low, high = np.quantile(replicates, [alpha / 2, 1 - alpha / 2])
+    return bounds(xr.DataArray(low), xr.DataArray(high), alpha=alpha)

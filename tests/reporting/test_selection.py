@@ -1,0 +1,143 @@
+"""BBC-CV (Tsamardinos, Greasidou & Borboudakis, 2018): the error of a search's selection.
+
+Checked against a plain loop over the replications (Algorithm 1 written out),
+on examples and on groups; a Monte Carlo world where every candidate has the
+same true error (the best CV score is biased, BBC-CV is not); and the refusals.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cvstats
+from cvstats import ArgumentError, CubeError, DesignError, designs
+from cvstats.kernels.bbc import bbc_cv as bbc_kernel
+
+
+def search_cube(losses, *, K=3, repeats=1, seed=0, models=None):
+    """A loss cube of a K-fold (repeated) search: ``losses`` is ``(repeats, n, M)``."""
+    n = losses.shape[1]
+    design = designs.kfold(n, K=K, repeats=repeats, seed=seed)
+    per_split = np.repeat(losses, K, axis=0)  # split r*K + k holds repeat r's losses
+    return cvstats.from_arrays(per_split, design=design, models=models)
+
+
+def loop_bbc(losses, draws, units=None):
+    """Algorithm 1 of Tsamardinos et al. (2018), one replication at a time."""
+    n, M = losses.shape
+    units = np.arange(n) if units is None else np.asarray(units)
+    oob, winners = [], []
+    for row in draws:
+        in_bag = [i for u in row for i in range(n) if units[i] == u]  # with multiplicity
+        out = [i for i in range(n) if units[i] not in set(row.tolist())]
+        means = [sum(losses[i, m] for i in in_bag) / len(in_bag) for m in range(M)]
+        w = min(range(M), key=lambda m: (means[m], m))
+        winners.append(w)
+        oob.append(sum(losses[i, w] for i in out) / len(out) if out else np.nan)
+    return np.array(oob), np.array(winners)
+
+
+def test_kernel_equals_the_loop_on_examples_and_on_groups():
+    rng = np.random.default_rng(11)
+    losses = rng.integers(0, 2, size=(9, 4)).astype(float)
+    draws = rng.integers(0, 9, size=(40, 9))
+    oob, winner = bbc_kernel(losses, draws)
+    want_oob, want_winner = loop_bbc(losses, draws)
+    np.testing.assert_array_equal(winner, want_winner)
+    np.testing.assert_allclose(oob, want_oob, rtol=1e-12)
+    units = np.array([0, 0, 1, 2, 2, 2, 3, 4, 4])
+    gdraws = rng.integers(0, 5, size=(40, 5))
+    oob, winner = bbc_kernel(losses, gdraws, units)
+    want_oob, want_winner = loop_bbc(losses, gdraws, units)
+    np.testing.assert_array_equal(winner, want_winner)
+    np.testing.assert_allclose(oob, want_oob, rtol=1e-12)
+    assert np.isnan(want_oob).any() == np.isnan(oob).any()
+
+
+def test_bbc_cv_is_the_loop_on_the_repeats_mean_with_its_percentiles():
+    rng = np.random.default_rng(3)
+    losses = rng.exponential(size=(2, 15, 3))
+    cube = search_cube(losses, K=3, repeats=2)
+    res = cvstats.bbc_cv(cube, n_boot=150, alpha=0.1, seed=7)
+    per_example = losses.mean(axis=0)
+    draws = np.random.default_rng(7).integers(0, 15, size=(150, 15))
+    oob, winners = loop_bbc(per_example, draws)
+    assert res.n_used == 150 and res.n_repeats == 2 and res.unit == "example"
+    assert float(res.estimate) == pytest.approx(oob.mean(), rel=1e-12)
+    low, high = np.quantile(oob, [0.05, 0.95])
+    assert res.conf_int() == pytest.approx((low, high), rel=1e-12)
+    cv = per_example.mean(axis=0)
+    assert float(res.naive) == pytest.approx(cv.min(), rel=1e-12)
+    assert res.best == f"model{int(np.argmin(cv))}"
+    assert float(res.optimism) == pytest.approx(oob.mean() - cv.min(), rel=1e-12)
+    np.testing.assert_allclose(res.selected.values, np.bincount(winners, minlength=3) / 150)
+    # another level: other percentiles of the same replications
+    assert res.conf_int(0.5) == pytest.approx(tuple(np.quantile(oob, [0.25, 0.75])), rel=1e-12)
+
+
+def test_bbc_cv_draws_groups_when_the_cube_has_them():
+    rng = np.random.default_rng(4)
+    losses = rng.random((1, 12, 3))
+    groups = np.repeat(["p", "q", "r", "s", "t", "u"], 2)
+    cube = search_cube(losses, K=4).assign_coords(group=("example", groups))
+    res = cvstats.bbc_cv(cube, n_boot=100, seed=2)
+    draws = np.random.default_rng(2).integers(0, 6, size=(100, 6))
+    oob, _ = loop_bbc(losses[0], draws, np.repeat(np.arange(6), 2))
+    assert res.unit == "group" and res.n_units == 6
+    assert res.n_used == int(np.isfinite(oob).sum())
+    assert float(res.estimate) == pytest.approx(np.nanmean(oob), rel=1e-12)
+
+
+@pytest.mark.slow
+def test_equal_candidates_the_best_cv_score_is_biased_and_bbc_cv_is_not():
+    """20 candidates with the same true 0/1 error 0.3 on 120 examples, 150 searches.
+
+    The best CV score is the minimum of 20 means (about 0.3 - 1.87 · 0.042 = 0.22);
+    BBC-CV scores the in-bag winner on out-of-bag examples independent of the
+    selection, so its mean is 0.3. Tolerance: 4 Monte Carlo standard errors of
+    the mean of the 150 estimates (computed from them).
+    """
+    rng = np.random.default_rng(2024)
+    bbc, naive = [], []
+    for _ in range(150):
+        losses = (rng.random((1, 120, 20)) < 0.3).astype(float)
+        res = cvstats.bbc_cv(search_cube(losses, K=5), n_boot=200, seed=rng)
+        bbc.append(float(res.estimate))
+        naive.append(float(res.naive))
+    bbc, naive = np.array(bbc), np.array(naive)
+    mc_se = bbc.std(ddof=1) / np.sqrt(bbc.size)
+    assert abs(bbc.mean() - 0.3) < 4 * mc_se
+    assert 0.3 - naive.mean() > 0.05  # the winner's curse, far beyond the Monte Carlo error
+
+
+def test_bbc_cv_refuses_bad_inputs():
+    rng = np.random.default_rng(5)
+    losses = rng.random((1, 12, 3))
+    cube = search_cube(losses)
+    with pytest.raises(ArgumentError, match="at least two"):
+        cvstats.bbc_cv(cube.isel(model=[0]))
+    twin = search_cube(np.concatenate([losses, losses[..., :1]], axis=-1))
+    with pytest.raises(ArgumentError, match=r"same loss on every example \('model3' = 'model0'\)"):
+        cvstats.bbc_cv(twin)
+    with pytest.raises(ArgumentError, match=r"`n_boot` must be an int >= 100, got 10"):
+        cvstats.bbc_cv(cube, n_boot=10)
+    with pytest.raises(ArgumentError, match="`alpha`"):
+        cvstats.bbc_cv(cube, alpha=1.5)
+    stacked = cvstats.from_arrays(
+        np.repeat(rng.random((2, 1, 12, 3)), 3, axis=1),
+        design=designs.kfold(12, K=3, seed=0),
+        extra_dims=["dataset"],
+    )
+    with pytest.raises(ArgumentError, match=r"extra dims \['dataset'\].*cube.isel\(dataset=0\)"):
+        cvstats.bbc_cv(stacked)
+    random_splits = cvstats.from_arrays(
+        rng.random((4, 12, 3)), design=designs.resampled(12, n_test=3, J=4, seed=0)
+    )
+    with pytest.raises(DesignError, match="BBC-CV needs a k-fold main block"):
+        cvstats.bbc_cv(random_splits)
+    scores = cvstats.from_scores(rng.random((3, 3)), greater_is_better=True, n_test=4, n_train=8)
+    with pytest.raises(CubeError, match="BBC-CV needs per-example losses, but got a score cube"):
+        cvstats.bbc_cv(scores)
+    with pytest.raises(cvstats.CvstatsTypeError, match="`cube` must be an xarray.DataArray"):
+        cvstats.bbc_cv(losses)
