@@ -31,6 +31,7 @@ from cvstats.kernels import (  # noqa: F401
     kfold,
     lemma1,
     mcmc,
+    mcs,
     nested,
     ranks,
 )

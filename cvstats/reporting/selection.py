@@ -1,6 +1,9 @@
-"""After a hyper-parameter search: the error of the selection procedure (docs/after-a-search.md).
+"""After a hyper-parameter search: which candidates are as good as the best, and at what error.
 
-:func:`bbc_cv` is the bootstrap bias-corrected cross-validation of Tsamardinos,
+See docs/after-a-search.md. :func:`model_confidence_set` is the model
+confidence set of Hansen, Lunde & Nason (2011, Econometrica 79(2));
+
+:func:`bbc_cv` the bootstrap bias-corrected cross-validation of Tsamardinos,
 Greasidou & Borboudakis (2018, Machine Learning 107, §4, Algorithm 1) on a loss
 cube whose candidates lie on ``model`` and whose main block is a (repeated)
 K-fold: an estimate and a percentile interval of the error of "choose the
@@ -24,9 +27,10 @@ from cvstats.cube.validation import validate
 from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError
 from cvstats.inference.blocks import block_positions, kfold_layout
 from cvstats.kernels.bbc import bbc_cv as _bbc_kernel
-from cvstats.results.selection import BOOTSTRAP, BBCResult, percentile_interval
+from cvstats.kernels.mcs import MCS_STATISTICS, mcs
+from cvstats.results.selection import BOOTSTRAP, BBCResult, MCSResult, percentile_interval
 
-__all__ = ["bbc_cv", "candidate_losses"]
+__all__ = ["bbc_cv", "candidate_losses", "model_confidence_set"]
 
 _METHOD = "BBC-CV"
 
@@ -107,6 +111,25 @@ def _refuse_duplicates(losses: xr.DataArray, method: str) -> None:
         )
 
 
+def _bootstrap_units(
+    losses: xr.DataArray, n_boot: int, seed: Any
+) -> tuple[np.ndarray, np.ndarray | None, str]:
+    """``(draws, units, unit)``: ``n_boot`` iid draws of the examples, or of the groups.
+
+    ``draws`` is ``(n_boot, G)`` indices of the ``G`` units; ``units`` the unit of
+    each example (None: each example its own); ``unit`` ``"example"`` or ``"group"``
+    (when ``losses`` has a ``group`` coordinate on ``example``).
+    """
+    if GROUP in losses.coords:
+        codes, groups = pd.factorize(np.asarray(losses[GROUP].values))
+        units: np.ndarray | None = np.asarray(codes)
+        n_units, unit = len(groups), "group"
+    else:
+        units, n_units, unit = None, losses.sizes[EXAMPLE], "example"
+    draws = np.random.default_rng(seed).integers(0, n_units, size=(n_boot, n_units))
+    return draws, units, unit
+
+
 def bbc_cv(
     cube: xr.DataArray,
     *,
@@ -175,14 +198,8 @@ def bbc_cv(
     n_boot = check_int("n_boot", n_boot, 100)
     alpha = validate_alpha(alpha)
     losses, repeats = candidate_losses(cube, _METHOD)
-    if GROUP in losses.coords:
-        codes, groups = pd.factorize(np.asarray(losses[GROUP].values))
-        units: np.ndarray | None = np.asarray(codes)
-        n_units, unit = len(groups), "group"
-    else:
-        units, n_units, unit = None, losses.sizes[EXAMPLE], "example"
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n_units, size=(n_boot, n_units))
+    draws, units, unit = _bootstrap_units(losses, n_boot, seed)
+    n_units = draws.shape[1]
     oob, winner = _bbc_kernel(losses.values, draws, units)
     used = np.isfinite(oob)
     if not used.any():
@@ -210,6 +227,96 @@ def bbc_cv(
         n_used=int(used.sum()),
         n_examples=losses.sizes[EXAMPLE],
         n_units=n_units,
+        n_repeats=repeats,
+        unit=unit,
+    )
+
+
+def model_confidence_set(
+    cube: xr.DataArray,
+    *,
+    alpha: float = 0.05,
+    statistic: str = "R",
+    n_boot: int = 1000,
+    seed: int | np.random.Generator | None = 0,
+) -> MCSResult:
+    """Find the candidates of a search as good as the best: the model confidence set.
+
+    Hansen, Lunde & Nason (2011, Econometrica 79(2), §3): starting from every
+    candidate, test equal mean loss of the candidates left with a bootstrap
+    statistic and remove the worst while the test rejects at ``alpha``. The
+    set contains the best candidate(s) with probability at least ``1 - alpha``
+    (asymptotically); each candidate's p-value is the smallest ``alpha`` at
+    which it leaves. The bootstrap is iid over the examples (block size 1), or
+    over the groups when the cube has a ``group`` coordinate on ``example``.
+    The steps are those of ``arch.bootstrap.MCS`` (equal to it given the same
+    bootstrap indices). See docs/after-a-search.md.
+
+    Parameters
+    ----------
+    cube : xarray.DataArray
+        Loss cube with the candidates on ``model`` (at least two) and a K-fold
+        or repeated K-fold main block (each example's loss averaged over the
+        repeats); dims ``(split, example, model)``. A smaller loss is better.
+    alpha : float, default 0.05
+        The set's level is ``1 - alpha``.
+    statistic : {"R", "max"}, default "R"
+        ``T_R``, the largest standardized pairwise difference, or ``T_max``,
+        the largest standardized difference from the set's average (§3.1.2).
+    n_boot : int, default 1000
+        Bootstrap replications (at least 100).
+    seed : int, numpy.random.Generator or None, default 0
+        Seed of the bootstrap draws.
+
+    Returns
+    -------
+    MCSResult
+        The p-value of each candidate, whether it is in the set, its mean loss
+        and its elimination step.
+
+    Raises
+    ------
+    CubeError
+        A score cube (per-example losses are needed).
+    ArgumentError
+        One candidate, candidates with the same loss on every example (a tie:
+        their difference has no variance), extra dims, a bad ``statistic``,
+        ``n_boot`` or ``alpha``.
+    DesignError
+        The main block is not a K-fold.
+
+    Examples
+    --------
+    >>> import numpy as np, cvstats
+    >>> design = cvstats.designs.kfold(80, K=5, seed=0)
+    >>> rng = np.random.default_rng(1)
+    >>> losses = rng.random((1, 80, 3)) + [0.0, 0.02, 0.6]
+    >>> cube = cvstats.from_arrays(np.repeat(losses, 5, axis=0), design=design)
+    >>> cvstats.model_confidence_set(cube).members
+    ['model0', 'model1']
+    """
+    if statistic not in MCS_STATISTICS:
+        raise ArgumentError(
+            f"`statistic` must be one of {list(MCS_STATISTICS)} (T_R or T_max of Hansen, Lunde "
+            f"& Nason 2011), got {statistic!r}."
+        )
+    n_boot = check_int("n_boot", n_boot, 100)
+    alpha = validate_alpha(alpha)
+    losses, repeats = candidate_losses(cube, "The model confidence set")
+    draws, units, unit = _bootstrap_units(losses, n_boot, seed)
+    out = mcs(losses.values, draws, units, statistic)
+    mean_loss = losses.mean(EXAMPLE).reset_coords(drop=True)
+    return MCSResult(
+        loss=str(cube.name),
+        mean_loss=mean_loss,
+        pvalue=mean_loss.copy(data=out.pvalue),
+        in_set=mean_loss.copy(data=out.pvalue > alpha),
+        step=mean_loss.copy(data=out.step),
+        statistic=statistic,
+        alpha=alpha,
+        n_boot=n_boot,
+        n_examples=losses.sizes[EXAMPLE],
+        n_units=draws.shape[1],
         n_repeats=repeats,
         unit=unit,
     )

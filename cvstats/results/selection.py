@@ -1,5 +1,8 @@
 """Results about the candidates of a hyper-parameter search (docs/after-a-search.md).
 
+:class:`MCSResult` holds the model confidence set of Hansen, Lunde & Nason
+(2011, Econometrica 79(2)) of :func:`cvstats.model_confidence_set`.
+
 :class:`BBCResult` holds the bootstrap bias-corrected CV estimate of
 Tsamardinos, Greasidou & Borboudakis (2018, Machine Learning 107) of the error
 of a selection procedure (:func:`cvstats.bbc_cv`): its estimate and percentile
@@ -19,10 +22,12 @@ from cvstats.checks import validate_alpha
 from cvstats.results.base import ConfidenceInterval, Result, bounds, split_interval
 from cvstats.results.verdict import Verdict
 
-__all__ = ["BBCResult"]
+__all__ = ["BBCResult", "MCSResult"]
 
 #: Dim of the bootstrap replications of :attr:`BBCResult.replicates`.
 BOOTSTRAP = "bootstrap"
+#: The last frame columns of both results: the bootstrap's sizes and unit.
+_SIZE_COLUMNS = ("n_examples", "n_units", "n_repeats", "unit")
 
 
 @dataclass(frozen=True, repr=False)
@@ -99,10 +104,7 @@ class BBCResult(Result):
         "alpha",
         "n_boot",
         "n_used",
-        "n_examples",
-        "n_units",
-        "n_repeats",
-        "unit",
+        *_SIZE_COLUMNS,
     )
 
     def __post_init__(self) -> None:
@@ -182,3 +184,93 @@ def percentile_interval(replicates: np.ndarray, alpha: float) -> xr.DataArray:
     """Return the ``alpha/2`` and ``1 - alpha/2`` quantiles of ``replicates`` (``ci_bound``)."""
     low, high = np.quantile(replicates, [alpha / 2, 1 - alpha / 2])
     return bounds(xr.DataArray(low), xr.DataArray(high), alpha=alpha)
+
+
+@dataclass(frozen=True, repr=False)
+class MCSResult(Result):
+    """The model confidence set: the candidates as good as the best, at a level.
+
+    Hansen, Lunde & Nason (2011, Econometrica 79(2)): the set contains the
+    best candidate(s) with probability at least ``1 - alpha`` (asymptotically);
+    a candidate's p-value is the smallest ``alpha`` at which it leaves the set.
+
+    Attributes
+    ----------
+    loss : str
+        The loss (the cube's name).
+    mean_loss : xarray.DataArray
+        Mean CV loss of each candidate (dim ``model``).
+    pvalue : xarray.DataArray
+        MCS p-value of each candidate (dim ``model``).
+    in_set : xarray.DataArray
+        Whether the candidate is in the set at level ``1 - alpha``
+        (``pvalue > alpha``; dim ``model``).
+    step : xarray.DataArray
+        The elimination step at which the candidate left the set (1 first);
+        the survivors of every step get one more than the last step.
+    statistic : str
+        ``"R"`` (``T_R``) or ``"max"`` (``T_max``).
+    alpha : float
+        The set's level is ``1 - alpha``.
+    n_boot : int
+        Bootstrap replications.
+    n_examples, n_units, n_repeats : int
+        Examples, bootstrap units (examples, or groups) and K-fold repeats.
+    unit : str
+        ``"example"`` or ``"group"``: what the bootstrap draws.
+    """
+
+    loss: str
+    mean_loss: xr.DataArray
+    pvalue: xr.DataArray
+    in_set: xr.DataArray
+    step: xr.DataArray
+    statistic: str
+    alpha: float
+    n_boot: int
+    n_examples: int
+    n_units: int
+    n_repeats: int
+    unit: str
+
+    value_fields: ClassVar[tuple[str, ...]] = ("mean_loss", "pvalue", "in_set", "step")
+    frame_columns: ClassVar[tuple[str, ...]] = (
+        *value_fields,
+        "statistic",
+        "alpha",
+        "n_boot",
+        *_SIZE_COLUMNS,
+    )
+
+    def __post_init__(self) -> None:
+        self._coerce_values()
+
+    @property
+    def members(self) -> list[str]:
+        """The candidates in the set, from the smallest mean loss."""
+        frame = self.to_frame().sort_values("mean_loss", kind="stable")
+        return [str(m) for m in frame.loc[frame["in_set"], "model"]]
+
+    def _caption(self) -> str:
+        n = self.mean_loss.sizes["model"]
+        return f"Model confidence set (T_{self.statistic}) of {n} candidates, {self.loss}"
+
+    def _display_details(self) -> list[str]:
+        return [
+            f"{len(self.members)} of {self.mean_loss.sizes['model']} in the set at level "
+            f"{1 - self.alpha:g}; {self.n_boot} bootstrap replications over {self.n_units} "
+            f"{self.unit}s"
+        ]
+
+    def verdict(self) -> Verdict:
+        """Return how many candidates are as good as the best, and which."""
+        members = self.members
+        n = self.mean_loss.sizes["model"]
+        level = f"{100 * (1 - self.alpha):g}%"
+        shown = ", ".join(members[:10]) + (
+            f", … ({len(members) - 10} more)" if len(members) > 10 else ""
+        )
+        return Verdict(
+            f"{len(members)} of {n} candidates are as good as the best at {level}: {shown} "
+            f"(model confidence set, T_{self.statistic}, Hansen, Lunde & Nason 2011)."
+        )

@@ -15,8 +15,8 @@ import cvstats
 #: experiment from a pilot, issue 17); ``choose_test``, ``ChosenTest``, ``compare_datasets``,
 #: ``DatasetsComparison`` (the automatic choice of test and the report across datasets, issue 28);
 #: ``from_evals``, ``eval_mean``, ``eval_difference``, ``plan_eval``, ``EvalResult``,
-#: ``EvalPlan`` (evaluations of fixed models, issue 29); ``bbc_cv``, ``BBCResult`` (the error of
-#: a hyper-parameter search's selection, issue 30).
+#: ``EvalPlan`` (evaluations of fixed models, issue 29); ``bbc_cv``, ``BBCResult``,
+#: ``model_confidence_set``, ``MCSResult`` (after a hyper-parameter search, issue 30).
 FROZEN = (
     "ArgumentError",
     "get_options",
@@ -93,6 +93,8 @@ FROZEN = (
     "EvalPlan",
     "bbc_cv",
     "BBCResult",
+    "model_confidence_set",
+    "MCSResult",
     "holdout_t",
     "kfold_moments",
     "kfold_statistics",

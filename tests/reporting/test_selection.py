@@ -13,6 +13,7 @@ import pytest
 import cvstats
 from cvstats import ArgumentError, CubeError, DesignError, designs
 from cvstats.kernels.bbc import bbc_cv as bbc_kernel
+from cvstats.kernels.mcs import mcs as mcs_kernel
 
 
 def search_cube(losses, *, K=3, repeats=1, seed=0, models=None):
@@ -141,3 +142,109 @@ def test_bbc_cv_refuses_bad_inputs():
         cvstats.bbc_cv(scores)
     with pytest.raises(cvstats.CvstatsTypeError, match="`cube` must be an xarray.DataArray"):
         cvstats.bbc_cv(losses)
+
+
+# ---------------------------------------------------------------------------
+# the model confidence set (Hansen, Lunde & Nason 2011)
+# ---------------------------------------------------------------------------
+
+
+def loop_mcs(losses, draws, units, statistic):
+    """The MCS steps of ``arch.bootstrap.MCS`` written out, one replication and pair at a time."""
+    n, M = losses.shape
+    units = np.arange(n) if units is None else np.asarray(units)
+    mean = losses.mean(axis=0)
+    boot = np.array(
+        [losses[[i for u in row for i in range(n) if units[i] == u]].mean(axis=0) for row in draws]
+    )
+    x = boot - mean
+    left, steps = list(range(M)), []
+    while len(left) > 1:
+        if statistic == "R":
+            sd = {
+                (i, j): np.sqrt(np.mean((x[:, i] - x[:, j]) ** 2)) if i != j else 1.0
+                for i in left
+                for j in left
+            }
+            pairs = [(i, j) for i in left for j in left]
+            stat = max((mean[i] - mean[j]) / sd[i, j] for i, j in pairs)
+            sims = [max((row[i] - row[j]) / sd[i, j] for i, j in pairs) for row in x]
+            out = [next(i for i, j in pairs if (mean[i] - mean[j]) / sd[i, j] == stat)]
+        else:
+            xs = x[:, left] - x[:, left].mean(axis=1, keepdims=True)
+            sd = np.sqrt((xs**2).mean(axis=0))
+            t = (mean[left] - mean[left].mean()) / sd
+            stat = t.max()
+            sims = (xs / sd).max(axis=1)
+            out = [left[k] for k in range(len(left)) if t[k] == stat]
+        steps.append((out, np.mean(stat < np.asarray(sims))))
+        left = [m for m in left if m not in out]
+    pvalue, running = np.ones(M), 0.0
+    for out, p in steps:
+        running = max(running, p)
+        pvalue[out] = running
+    return pvalue
+
+
+@pytest.mark.parametrize("statistic", ["R", "max"])
+def test_mcs_kernel_equals_the_loop_on_examples_and_on_groups(statistic):
+    rng = np.random.default_rng(8)
+    losses = rng.normal(size=(14, 5)) + np.array([0.0, 0.1, 0.2, 0.6, 1.0])
+    draws = rng.integers(0, 14, size=(60, 14))
+    got = mcs_kernel(losses, draws, None, statistic)
+    np.testing.assert_allclose(got.pvalue, loop_mcs(losses, draws, None, statistic), atol=1e-12)
+    units = np.repeat(np.arange(7), 2)
+    gdraws = rng.integers(0, 7, size=(60, 7))
+    got = mcs_kernel(losses, gdraws, units, statistic)
+    np.testing.assert_allclose(got.pvalue, loop_mcs(losses, gdraws, units, statistic), atol=1e-12)
+
+
+#: ``arch.bootstrap.MCS`` (arch 8.0.0) on the loss matrix of
+#: :func:`test_mcs_matches_arch_within_monte_carlo_error`: size 0.1, reps 5000,
+#: block_size 1, bootstrap "stationary" (iid with blocks of 1), seed 7; its
+#: ``pvalues`` sorted by model. Obtained in a side venv (``pip install arch``). Given
+#: arch's own bootstrap indices (``MCS._bootstrap_indices``, 500 reps) cvstats's kernel
+#: gave arch's p-values exactly, for both methods.
+ARCH_PVALUES = {
+    "R": [0.7904, 1.0, 0.942, 0.7846, 0.0072, 0.0002],
+    "max": [0.7026, 1.0, 0.942, 0.6672, 0.0002, 0.0],
+}
+
+
+@pytest.mark.parametrize("statistic", ["R", "max"])
+def test_mcs_matches_arch_within_monte_carlo_error(statistic):
+    """Same losses, same number of iid replications, another bootstrap stream.
+
+    Each step's p-value is a mean of 5000 Bernoulli draws, so two independent
+    bootstraps differ by at most sqrt(2 · 0.25 / 5000) = 0.01 in standard error;
+    the tolerance is 4 of those (0.04). The set at 90 % must be arch's.
+    """
+    rng = np.random.default_rng(123)
+    losses = rng.normal(size=(80, 6)) + np.array([0.0, 0.05, 0.1, 0.3, 0.5, 0.8])
+    cube = search_cube(losses[None], K=4)
+    res = cvstats.model_confidence_set(cube, alpha=0.1, statistic=statistic, n_boot=5000, seed=1)
+    np.testing.assert_allclose(res.pvalue.values, ARCH_PVALUES[statistic], atol=0.04)
+    assert sorted(res.members) == ["model0", "model1", "model2", "model3"]
+    assert res.unit == "example" and res.n_units == 80
+
+
+def test_mcs_draws_groups_and_refuses_bad_inputs():
+    rng = np.random.default_rng(9)
+    losses = rng.normal(size=(1, 24, 3)) + np.array([0.0, 0.1, 2.0])
+    cube = search_cube(losses, K=4).assign_coords(group=("example", np.arange(24) // 4))
+    res = cvstats.model_confidence_set(cube, n_boot=200, seed=3)
+    draws = np.random.default_rng(3).integers(0, 6, size=(200, 6))
+    np.testing.assert_allclose(
+        res.pvalue.values, loop_mcs(losses[0], draws, np.arange(24) // 4, "R"), atol=1e-12
+    )
+    assert res.unit == "group" and res.n_units == 6
+    with pytest.raises(ArgumentError, match=r"`statistic` must be one of \['R', 'max'\].*'T_R'"):
+        cvstats.model_confidence_set(cube, statistic="T_R")
+    with pytest.raises(ArgumentError, match="at least two"):
+        cvstats.model_confidence_set(cube.isel(model=[0]))
+    twin = search_cube(np.concatenate([losses, losses[..., 1:2]], axis=-1), K=4)
+    with pytest.raises(ArgumentError, match=r"same loss on every example \('model3' = 'model1'\)"):
+        cvstats.model_confidence_set(twin)
+    scores = cvstats.from_scores(rng.random((3, 3)), greater_is_better=True, n_test=4, n_train=8)
+    with pytest.raises(CubeError, match="The model confidence set needs per-example losses"):
+        cvstats.model_confidence_set(scores)
