@@ -29,6 +29,8 @@ __all__ = ["MCS_STATISTICS", "MCSArrays", "bootstrap_means", "mcs"]
 
 #: The statistics of the set (Hansen, Lunde & Nason 2011, §3.1.2).
 MCS_STATISTICS = ("R", "max")
+#: Elements of the ``(replications, k, k)`` array of one chunk of a T_R step (64 MB).
+_CHUNK = 8_000_000
 
 
 class MCSArrays(NamedTuple):
@@ -68,8 +70,14 @@ def _step_r(
     sub = np.ix_(idx, idx)
     std_d = d[sub] / sd[sub]
     stat = std_d.max()
-    centered = boot[:, idx][:, :, None] - boot[:, idx][:, None, :]  # x_i - x_j
-    simulated = (centered / sd[sub]).max(axis=(1, 2))
+    x, scale = boot[:, idx], sd[sub]
+    rows = max(1, _CHUNK // idx.size**2)  # replications per chunk: bounded memory
+    simulated = np.concatenate(
+        [
+            ((x[b : b + rows, :, None] - x[b : b + rows, None, :]) / scale).max(axis=(1, 2))
+            for b in range(0, x.shape[0], rows)
+        ]
+    )  # max over the pairs of (x_i - x_j) / sd_ij in each replication
     i = int(np.argwhere(std_d == stat)[0, 0])  # row of the first largest: the worse one
     return float((stat < simulated).mean()), int(idx[i])
 
@@ -96,6 +104,12 @@ def mcs(
     Returns
     -------
     MCSArrays
+
+    Notes
+    -----
+    ``"max"`` costs ``O(B·M)`` per step; ``"R"`` ``O(B·k²)`` for the ``k``
+    candidates left, about ``B·M³/3`` in all (about 10 s for 200 candidates and
+    1000 replications, against 0.1 s for ``"max"``), in chunks of bounded memory.
     """
     losses = np.asarray(losses, dtype=float)
     M = losses.shape[1]

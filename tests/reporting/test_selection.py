@@ -199,6 +199,15 @@ def test_mcs_kernel_equals_the_loop_on_examples_and_on_groups(statistic):
     np.testing.assert_allclose(got.pvalue, loop_mcs(losses, gdraws, units, statistic), atol=1e-12)
 
 
+def test_mcs_r_in_small_chunks_of_replications_is_the_same(monkeypatch):
+    rng = np.random.default_rng(10)
+    losses = rng.normal(size=(20, 6)) + np.linspace(0, 0.8, 6)
+    draws = rng.integers(0, 20, size=(50, 20))
+    whole = mcs_kernel(losses, draws, None, "R")
+    monkeypatch.setattr("cvstats.kernels.mcs._CHUNK", 40)  # one or two replications a chunk
+    np.testing.assert_array_equal(mcs_kernel(losses, draws, None, "R").pvalue, whole.pvalue)
+
+
 #: ``arch.bootstrap.MCS`` (arch 8.0.0) on the loss matrix of
 #: :func:`test_mcs_matches_arch_within_monte_carlo_error`: size 0.1, reps 5000,
 #: block_size 1, bootstrap "stationary" (iid with blocks of 1), seed 7; its
