@@ -26,6 +26,7 @@ from cvstats.kernels import (  # noqa: F401
     bayle,
     bbc,
     cluster,
+    cvc,
     evals,
     hierarchical,
     kfold,

@@ -2,6 +2,8 @@
 
 See docs/after-a-search.md. :func:`model_confidence_set` is the model
 confidence set of Hansen, Lunde & Nason (2011, Econometrica 79(2));
+:func:`cv_confidence_set` the cross-validation with confidence of Lei (2020,
+JASA 115);
 
 :func:`bbc_cv` the bootstrap bias-corrected cross-validation of Tsamardinos,
 Greasidou & Borboudakis (2018, Machine Learning 107, §4, Algorithm 1) on a loss
@@ -24,13 +26,20 @@ from cvstats.cube.compact import from_compact, is_compact
 from cvstats.cube.schema import CORE_DIMS, EXAMPLE, GROUP, MODEL, SPLIT
 from cvstats.cube.score import examples_refusal, is_score
 from cvstats.cube.validation import validate
-from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError
+from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError, DesignError
 from cvstats.inference.blocks import block_positions, kfold_layout
 from cvstats.kernels.bbc import bbc_cv as _bbc_kernel
+from cvstats.kernels.cvc import cvc_pvalues
 from cvstats.kernels.mcs import MCS_STATISTICS, mcs
-from cvstats.results.selection import BOOTSTRAP, BBCResult, MCSResult, percentile_interval
+from cvstats.results.selection import (
+    BOOTSTRAP,
+    BBCResult,
+    CVCResult,
+    MCSResult,
+    percentile_interval,
+)
 
-__all__ = ["bbc_cv", "candidate_losses", "model_confidence_set"]
+__all__ = ["bbc_cv", "candidate_losses", "cv_confidence_set", "model_confidence_set"]
 
 _METHOD = "BBC-CV"
 
@@ -120,14 +129,17 @@ def _bootstrap_units(
     each example (None: each example its own); ``unit`` ``"example"`` or ``"group"``
     (when ``losses`` has a ``group`` coordinate on ``example``).
     """
-    if GROUP in losses.coords:
-        codes, groups = pd.factorize(np.asarray(losses[GROUP].values))
-        units: np.ndarray | None = np.asarray(codes)
-        n_units, unit = len(groups), "group"
-    else:
-        units, n_units, unit = None, losses.sizes[EXAMPLE], "example"
+    units, n_units, unit = _units(losses)
     draws = np.random.default_rng(seed).integers(0, n_units, size=(n_boot, n_units))
     return draws, units, unit
+
+
+def _units(losses: xr.DataArray) -> tuple[np.ndarray | None, int, str]:
+    """``(units, n_units, unit)``: the group of each example (None: the examples alone)."""
+    if GROUP in losses.coords:
+        codes, groups = pd.factorize(np.asarray(losses[GROUP].values))
+        return np.asarray(codes), len(groups), "group"
+    return None, losses.sizes[EXAMPLE], "example"
 
 
 def bbc_cv(
@@ -318,5 +330,96 @@ def model_confidence_set(
         n_examples=losses.sizes[EXAMPLE],
         n_units=draws.shape[1],
         n_repeats=repeats,
+        unit=unit,
+    )
+
+
+def cv_confidence_set(
+    cube: xr.DataArray,
+    *,
+    alpha: float = 0.05,
+    n_boot: int = 1000,
+    seed: int | np.random.Generator | None = 0,
+) -> CVCResult:
+    """Find the candidates not shown worse than the best: cross-validation with confidence.
+
+    Lei (2020, JASA 115, "Cross-validation with confidence", §3, Algorithm 1):
+    each candidate ``m`` is tested against "``m`` is the best" with the largest
+    standardized mean loss difference ``max_j sqrt(n) μ̂_mj / σ̂_mj`` over the
+    other candidates, calibrated by a Gaussian multiplier bootstrap of the
+    per-example differences centred within their folds
+    (:func:`cvstats.kernels.cvc.cvc_pvalues`); the set keeps the candidates
+    whose test does not reject at ``alpha`` and contains the best one with
+    probability at least ``1 - alpha`` (asymptotically). On a cube with a
+    ``group`` coordinate the examples of a group share their multiplier. See
+    docs/after-a-search.md.
+
+    Parameters
+    ----------
+    cube : xarray.DataArray
+        Loss cube with the candidates on ``model`` (at least two) and a K-fold
+        main block of one repeat; dims ``(split, example, model)``. A smaller
+        loss is better.
+    alpha : float, default 0.05
+        The set's level is ``1 - alpha``.
+    n_boot : int, default 1000
+        Bootstrap replications (at least 100).
+    seed : int, numpy.random.Generator or None, default 0
+        Seed of the Gaussian multipliers.
+
+    Returns
+    -------
+    CVCResult
+        The p-value of each candidate, whether it is in the set, its mean loss.
+
+    Raises
+    ------
+    CubeError
+        A score cube (per-example losses are needed).
+    ArgumentError
+        One candidate, candidates with the same loss on every example, extra
+        dims, a bad ``n_boot`` or ``alpha``.
+    DesignError
+        The main block is not a K-fold, or is a repeated one (Lei's test is
+        for one V-fold split; select one repeat).
+
+    Examples
+    --------
+    >>> import numpy as np, cvstats
+    >>> design = cvstats.designs.kfold(100, K=5, seed=0)
+    >>> rng = np.random.default_rng(1)
+    >>> losses = rng.random((1, 100, 3)) + [0.0, 0.02, 0.6]
+    >>> cube = cvstats.from_arrays(np.repeat(losses, 5, axis=0), design=design)
+    >>> sorted(cvstats.cv_confidence_set(cube).members)
+    ['model0', 'model1']
+    """
+    n_boot = check_int("n_boot", n_boot, 100)
+    alpha = validate_alpha(alpha)
+    method = "Cross-validation with confidence"
+    losses, repeats = candidate_losses(cube, method)
+    if repeats > 1:
+        raise DesignError(
+            f"{method} (Lei 2020) tests on one V-fold split, but the cube's main block has "
+            f"{repeats} repeats; select one, e.g. cube.isel(split=cube['repeat'].values == 0)."
+        )
+    main = cube.isel({SPLIT: block_positions(cube, "main", method)})
+    tested = main.notnull().any(MODEL).transpose(SPLIT, EXAMPLE).values
+    fold = main["fold"].values[np.argmax(tested, axis=0)]  # the fold testing each example
+    units, n_units, unit = _units(losses)
+    zeta = np.random.default_rng(seed).standard_normal((n_boot, n_units))
+    if units is not None:
+        zeta = zeta[:, units]
+    pvalue = cvc_pvalues(losses.values, fold, zeta)
+    mean_loss = losses.mean(EXAMPLE).reset_coords(drop=True)
+    return CVCResult(
+        loss=str(cube.name),
+        mean_loss=mean_loss,
+        pvalue=mean_loss.copy(data=pvalue),
+        in_set=mean_loss.copy(data=pvalue > alpha),
+        alpha=alpha,
+        n_boot=n_boot,
+        n_examples=losses.sizes[EXAMPLE],
+        n_units=n_units,
+        n_folds=int(np.unique(fold).size),
         unit=unit,
     )

@@ -1,7 +1,9 @@
 """Results about the candidates of a hyper-parameter search (docs/after-a-search.md).
 
 :class:`MCSResult` holds the model confidence set of Hansen, Lunde & Nason
-(2011, Econometrica 79(2)) of :func:`cvstats.model_confidence_set`.
+(2011, Econometrica 79(2)) of :func:`cvstats.model_confidence_set`;
+:class:`CVCResult` the cross-validation with confidence of Lei (2020, JASA 115)
+of :func:`cvstats.cv_confidence_set`.
 
 :class:`BBCResult` holds the bootstrap bias-corrected CV estimate of
 Tsamardinos, Greasidou & Borboudakis (2018, Machine Learning 107) of the error
@@ -22,7 +24,7 @@ from cvstats.checks import validate_alpha
 from cvstats.results.base import ConfidenceInterval, Result, bounds, split_interval
 from cvstats.results.verdict import Verdict
 
-__all__ = ["BBCResult", "MCSResult"]
+__all__ = ["BBCResult", "CVCResult", "MCSResult"]
 
 #: Dim of the bootstrap replications of :attr:`BBCResult.replicates`.
 BOOTSTRAP = "bootstrap"
@@ -186,8 +188,54 @@ def percentile_interval(replicates: np.ndarray, alpha: float) -> xr.DataArray:
     return bounds(xr.DataArray(low), xr.DataArray(high), alpha=alpha)
 
 
+class _ConfidenceSet:
+    """What a set of candidates as good as the best says: its members and its verdict.
+
+    For a result with ``mean_loss``, ``pvalue``, ``in_set`` (over ``model``), ``alpha``,
+    ``n_boot``, ``n_units``, ``unit`` and ``_method()``, the method in words.
+    """
+
+    mean_loss: xr.DataArray
+    alpha: float
+    n_boot: int
+    n_units: int
+    unit: str
+
+    def __post_init__(self) -> None:
+        self._coerce_values()  # type: ignore[attr-defined]
+
+    def _method(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def members(self) -> list[str]:
+        """The candidates in the set, from the smallest mean loss."""
+        frame = self.to_frame().sort_values("mean_loss", kind="stable")  # type: ignore[attr-defined]
+        return [str(m) for m in frame.loc[frame["in_set"], "model"]]
+
+    def _display_details(self) -> list[str]:
+        return [
+            f"{len(self.members)} of {self.mean_loss.sizes['model']} in the set at level "
+            f"{1 - self.alpha:g}; {self.n_boot} bootstrap replications over {self.n_units} "
+            f"{self.unit}s"
+        ]
+
+    def verdict(self) -> Verdict:
+        """Return how many candidates are as good as the best, and which."""
+        members = self.members
+        n = self.mean_loss.sizes["model"]
+        level = f"{100 * (1 - self.alpha):g}%"
+        shown = ", ".join(members[:10]) + (
+            f", … ({len(members) - 10} more)" if len(members) > 10 else ""
+        )
+        return Verdict(
+            f"{len(members)} of {n} candidates are as good as the best at {level}: {shown} "
+            f"({self._method()})."
+        )
+
+
 @dataclass(frozen=True, repr=False)
-class MCSResult(Result):
+class MCSResult(_ConfidenceSet, Result):
     """The model confidence set: the candidates as good as the best, at a level.
 
     Hansen, Lunde & Nason (2011, Econometrica 79(2)): the set contains the
@@ -242,35 +290,69 @@ class MCSResult(Result):
         *_SIZE_COLUMNS,
     )
 
-    def __post_init__(self) -> None:
-        self._coerce_values()
-
-    @property
-    def members(self) -> list[str]:
-        """The candidates in the set, from the smallest mean loss."""
-        frame = self.to_frame().sort_values("mean_loss", kind="stable")
-        return [str(m) for m in frame.loc[frame["in_set"], "model"]]
+    def _method(self) -> str:
+        return f"model confidence set, T_{self.statistic}, Hansen, Lunde & Nason 2011"
 
     def _caption(self) -> str:
         n = self.mean_loss.sizes["model"]
         return f"Model confidence set (T_{self.statistic}) of {n} candidates, {self.loss}"
 
-    def _display_details(self) -> list[str]:
-        return [
-            f"{len(self.members)} of {self.mean_loss.sizes['model']} in the set at level "
-            f"{1 - self.alpha:g}; {self.n_boot} bootstrap replications over {self.n_units} "
-            f"{self.unit}s"
-        ]
 
-    def verdict(self) -> Verdict:
-        """Return how many candidates are as good as the best, and which."""
-        members = self.members
+@dataclass(frozen=True, repr=False)
+class CVCResult(_ConfidenceSet, Result):
+    """Cross-validation with confidence: the candidates not shown worse than the best.
+
+    Lei (2020, JASA 115, §3): candidate ``m`` stays in the set unless the test
+    of "``m`` is the best" (its largest standardized mean loss difference with
+    another candidate, against a Gaussian multiplier bootstrap) rejects at
+    ``alpha``; the set contains the best candidate with probability at least
+    ``1 - alpha`` (asymptotically).
+
+    Attributes
+    ----------
+    loss : str
+        The loss (the cube's name).
+    mean_loss : xarray.DataArray
+        Mean CV loss of each candidate (dim ``model``).
+    pvalue : xarray.DataArray
+        p-value of "this candidate is the best" (dim ``model``).
+    in_set : xarray.DataArray
+        ``pvalue > alpha`` (dim ``model``).
+    alpha : float
+        The set's level is ``1 - alpha``.
+    n_boot : int
+        Bootstrap replications.
+    n_examples, n_units, n_folds : int
+        Examples, multiplier units (examples, or groups) and folds.
+    unit : str
+        ``"example"`` or ``"group"``: what carries one multiplier.
+    """
+
+    loss: str
+    mean_loss: xr.DataArray
+    pvalue: xr.DataArray
+    in_set: xr.DataArray
+    alpha: float
+    n_boot: int
+    n_examples: int
+    n_units: int
+    n_folds: int
+    unit: str
+
+    value_fields: ClassVar[tuple[str, ...]] = ("mean_loss", "pvalue", "in_set")
+    frame_columns: ClassVar[tuple[str, ...]] = (
+        *value_fields,
+        "alpha",
+        "n_boot",
+        "n_examples",
+        "n_units",
+        "n_folds",
+        "unit",
+    )
+
+    def _method(self) -> str:
+        return "cross-validation with confidence, Lei 2020"
+
+    def _caption(self) -> str:
         n = self.mean_loss.sizes["model"]
-        level = f"{100 * (1 - self.alpha):g}%"
-        shown = ", ".join(members[:10]) + (
-            f", … ({len(members) - 10} more)" if len(members) > 10 else ""
-        )
-        return Verdict(
-            f"{len(members)} of {n} candidates are as good as the best at {level}: {shown} "
-            f"(model confidence set, T_{self.statistic}, Hansen, Lunde & Nason 2011)."
-        )
+        return f"Cross-validation with confidence of {n} candidates, {self.loss}"

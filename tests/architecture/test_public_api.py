@@ -16,7 +16,8 @@ import cvstats
 #: ``DatasetsComparison`` (the automatic choice of test and the report across datasets, issue 28);
 #: ``from_evals``, ``eval_mean``, ``eval_difference``, ``plan_eval``, ``EvalResult``,
 #: ``EvalPlan`` (evaluations of fixed models, issue 29); ``bbc_cv``, ``BBCResult``,
-#: ``model_confidence_set``, ``MCSResult`` (after a hyper-parameter search, issue 30).
+#: ``model_confidence_set``, ``MCSResult``, ``cv_confidence_set``, ``CVCResult`` (after a
+#: hyper-parameter search, issue 30).
 FROZEN = (
     "ArgumentError",
     "get_options",
@@ -95,6 +96,8 @@ FROZEN = (
     "BBCResult",
     "model_confidence_set",
     "MCSResult",
+    "cv_confidence_set",
+    "CVCResult",
     "holdout_t",
     "kfold_moments",
     "kfold_statistics",

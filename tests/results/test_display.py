@@ -199,7 +199,7 @@ def key_numbers(obj) -> list[str]:
         return [f"{float(obj[q].values.flat[0]):.4g}"]
     if isinstance(obj, cvstats.EvalResult):
         return [f"{float(obj.estimate[0]):.4g}", f"{float(obj.stderr[0]):.4g}"]
-    if isinstance(obj, cvstats.MCSResult):
+    if isinstance(obj, cvstats.MCSResult | cvstats.CVCResult):
         return [f"{float(obj.pvalue[0]):.4g}", f"{float(obj.mean_loss[0]):.4g}"]
     if isinstance(obj, cvstats.BBCResult):
         return [f"{float(obj.estimate):.4g}", f"{float(obj.naive):.4g}"]

@@ -169,7 +169,7 @@ def eval_results(models):
 
 
 def selection_results(models):
-    """``{label: result}``: BBC-CV and the MCS of a 3-fold search, the second model the best."""
+    """``{label: result}``: BBC-CV, MCS and CVC of a 3-fold search, the second model the best."""
     losses = np.random.default_rng(22).random((1, 30, len(models)))
     losses[..., 1] -= 0.3
     cube = cvstats.from_arrays(
@@ -178,11 +178,16 @@ def selection_results(models):
     return {
         "bbc_cv": cvstats.bbc_cv(cube, n_boot=200, seed=0),
         "mcs": cvstats.model_confidence_set(cube, n_boot=200, seed=0),
+        "cvc": cvstats.cv_confidence_set(cube, n_boot=200, seed=0),
     }
 
 
 #: The classes of the results of :func:`selection_results`.
-SELECTION_CLASSES = {"bbc_cv": cvstats.BBCResult, "mcs": cvstats.MCSResult}
+SELECTION_CLASSES = {
+    "bbc_cv": cvstats.BBCResult,
+    "mcs": cvstats.MCSResult,
+    "cvc": cvstats.CVCResult,
+}
 
 #: The classes of the results of :func:`eval_results`.
 EVAL_CLASSES = {
@@ -341,7 +346,7 @@ def dims_of(result: Result) -> list[str]:
         return ["model"]
     if isinstance(result, cvstats.EvalResult):  # one row per model or pair of models
         return [str(d) for d in result.estimate.dims]
-    if isinstance(result, cvstats.MCSResult):  # one row per candidate
+    if isinstance(result, cvstats.MCSResult | cvstats.CVCResult):  # one row per candidate
         return ["model"]
     if isinstance(result, cvstats.EvalPlan):  # one row per pair and number of generations
         return [str(d) for d in result.questions.dims]
