@@ -102,10 +102,12 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "cvstats.reporting.compare": ("ComparisonTable", "compare"),
     "cvstats.reporting.describe": ("CubeDescription", "describe"),
     "cvstats.reporting.evals": ("eval_difference", "eval_mean", "plan_eval"),
+    "cvstats.reporting.selection": ("bbc_cv", "cv_confidence_set", "model_confidence_set"),
     "cvstats.reporting.tables": ("PublicationTable", "nadeau_bengio_table", "publication_table"),
     "cvstats.results": ("ConfidenceInterval", "InferenceResult"),
     "cvstats.results.evals": ("EvalPlan", "EvalResult"),
     "cvstats.results.plan": ("PlanResult",),
+    "cvstats.results.selection": ("BBCResult", "CVCResult", "MCSResult"),
 }
 
 #: The subpackages ``import cvstats`` bound as attributes; the first one used imports
@@ -272,6 +274,12 @@ _NAMES = [
     "plan_eval",
     "EvalPlan",
     "EvalResult",
+    "bbc_cv",
+    "BBCResult",
+    "model_confidence_set",
+    "MCSResult",
+    "cv_confidence_set",
+    "CVCResult",
     "open_cube",
     "pairwise",
     "parse_formula",

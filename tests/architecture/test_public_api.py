@@ -15,7 +15,9 @@ import cvstats
 #: experiment from a pilot, issue 17); ``choose_test``, ``ChosenTest``, ``compare_datasets``,
 #: ``DatasetsComparison`` (the automatic choice of test and the report across datasets, issue 28);
 #: ``from_evals``, ``eval_mean``, ``eval_difference``, ``plan_eval``, ``EvalResult``,
-#: ``EvalPlan`` (evaluations of fixed models, issue 29).
+#: ``EvalPlan`` (evaluations of fixed models, issue 29); ``bbc_cv``, ``BBCResult``,
+#: ``model_confidence_set``, ``MCSResult``, ``cv_confidence_set``, ``CVCResult`` (after a
+#: hyper-parameter search, issue 30).
 FROZEN = (
     "ArgumentError",
     "get_options",
@@ -90,6 +92,12 @@ FROZEN = (
     "plan_eval",
     "EvalResult",
     "EvalPlan",
+    "bbc_cv",
+    "BBCResult",
+    "model_confidence_set",
+    "MCSResult",
+    "cv_confidence_set",
+    "CVCResult",
     "holdout_t",
     "kfold_moments",
     "kfold_statistics",

@@ -29,9 +29,11 @@ import pytest  # noqa: E402
 from test_result_contract import (  # noqa: E402
     ACROSS_CLASSES,
     EVAL_CLASSES,
+    SELECTION_CLASSES,
     across_results,
     eval_results,
     result_classes,
+    selection_results,
 )
 
 import cvstats  # noqa: E402
@@ -100,6 +102,7 @@ def objects(cube):
         # the rank tests, winner_table, the fits (one of them on contrasts below)
         **across_results(cube, ["a", HOSTILE], fit_r_models=["a", HOSTILE]),
         **eval_results(MODELS),
+        **selection_results(MODELS),
         "fit_rho_contrasts": cvstats.fit_rho("sq ~ model", cube),
         "plan": cvstats.plan(cube, target_width=0.5, effect=0.4),
         "publication": tables.publication_table(
@@ -127,6 +130,7 @@ CLASSES = {
     "bayes_contrasts": BayesianResult,
     **ACROSS_CLASSES,
     **EVAL_CLASSES,
+    **SELECTION_CLASSES,
     "fit_rho_contrasts": EstimatesResult,
     "plan": cvstats.PlanResult,
     "publication": cvstats.PublicationTable,
@@ -195,6 +199,10 @@ def key_numbers(obj) -> list[str]:
         return [f"{float(obj[q].values.flat[0]):.4g}"]
     if isinstance(obj, cvstats.EvalResult):
         return [f"{float(obj.estimate[0]):.4g}", f"{float(obj.stderr[0]):.4g}"]
+    if isinstance(obj, cvstats.MCSResult | cvstats.CVCResult):
+        return [f"{float(obj.pvalue[0]):.4g}", f"{float(obj.mean_loss[0]):.4g}"]
+    if isinstance(obj, cvstats.BBCResult):
+        return [f"{float(obj.estimate):.4g}", f"{float(obj.naive):.4g}"]
     if isinstance(obj, cvstats.EvalPlan):
         return [str(int(obj.questions.values.flat[0]))]
     if isinstance(obj, cvstats.PlanResult):

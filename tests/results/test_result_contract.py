@@ -168,6 +168,27 @@ def eval_results(models):
     }
 
 
+def selection_results(models):
+    """``{label: result}``: BBC-CV, MCS and CVC of a 3-fold search, the second model the best."""
+    losses = np.random.default_rng(22).random((1, 30, len(models)))
+    losses[..., 1] -= 0.3
+    cube = cvstats.from_arrays(
+        np.repeat(losses, 3, axis=0), design=designs.kfold(30, K=3, seed=0), models=models
+    )
+    return {
+        "bbc_cv": cvstats.bbc_cv(cube, n_boot=200, seed=0),
+        "mcs": cvstats.model_confidence_set(cube, n_boot=200, seed=0),
+        "cvc": cvstats.cv_confidence_set(cube, n_boot=200, seed=0),
+    }
+
+
+#: The classes of the results of :func:`selection_results`.
+SELECTION_CLASSES = {
+    "bbc_cv": cvstats.BBCResult,
+    "mcs": cvstats.MCSResult,
+    "cvc": cvstats.CVCResult,
+}
+
 #: The classes of the results of :func:`eval_results`.
 EVAL_CLASSES = {
     "eval_mean": cvstats.EvalResult,
@@ -228,6 +249,7 @@ def results(cube):
         "bayes_scalar": post,
         **across_results(cube, ["a", "b"]),
         **eval_results(["a", "b", "c"]),
+        **selection_results(["a", "b", "c"]),
         "plan": cvstats.plan(cube, target_width=0.5, effect=0.4),
         "comparison": cvstats.compare(cvstats.pairwise(one)),
         "publication": cvstats.publication_table(
@@ -249,6 +271,7 @@ CLASSES = {
     "bayes_scalar": BayesianResult,
     **ACROSS_CLASSES,
     **EVAL_CLASSES,
+    **SELECTION_CLASSES,
     "plan": cvstats.PlanResult,
     "comparison": cvstats.ComparisonTable,
     "publication": cvstats.PublicationTable,
@@ -260,6 +283,7 @@ OWN_LAYOUT = {"comparison", "publication"}
 #: Result classes with nothing to say in words: a publication table lays numbers out.
 NO_VERDICT = {cvstats.PublicationTable}
 WITH_INTERVAL = {
+    "bbc_cv",
     "eval_mean",
     "eval_difference",
     "inference_0d",
@@ -322,6 +346,8 @@ def dims_of(result: Result) -> list[str]:
         return ["model"]
     if isinstance(result, cvstats.EvalResult):  # one row per model or pair of models
         return [str(d) for d in result.estimate.dims]
+    if isinstance(result, cvstats.MCSResult | cvstats.CVCResult):  # one row per candidate
+        return ["model"]
     if isinstance(result, cvstats.EvalPlan):  # one row per pair and number of generations
         return [str(d) for d in result.questions.dims]
     return []

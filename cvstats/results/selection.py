@@ -1,0 +1,358 @@
+"""Results about the candidates of a hyper-parameter search (docs/after-a-search.md).
+
+:class:`MCSResult` holds the model confidence set of Hansen, Lunde & Nason
+(2011, Econometrica 79(2)) of :func:`cvstats.model_confidence_set`;
+:class:`CVCResult` the cross-validation with confidence of Lei (2020, JASA 115)
+of :func:`cvstats.cv_confidence_set`.
+
+:class:`BBCResult` holds the bootstrap bias-corrected CV estimate of
+Tsamardinos, Greasidou & Borboudakis (2018, Machine Learning 107) of the error
+of a selection procedure (:func:`cvstats.bbc_cv`): its estimate and percentile
+interval, next to the naive best CV score it corrects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from cvstats.checks import validate_alpha
+from cvstats.results.base import ConfidenceInterval, Result, bounds, split_interval
+from cvstats.results.verdict import Verdict
+
+__all__ = ["BBCResult", "CVCResult", "MCSResult"]
+
+#: Dim of the bootstrap replications of :attr:`BBCResult.replicates`.
+BOOTSTRAP = "bootstrap"
+#: The last frame columns of both results: the bootstrap's sizes and unit.
+_SIZE_COLUMNS = ("n_examples", "n_units", "n_repeats", "unit")
+
+
+@dataclass(frozen=True, repr=False)
+class BBCResult(Result):
+    """BBC-CV: the error of "choose the best candidate by CV", without nested CV.
+
+    Tsamardinos, Greasidou & Borboudakis (2018), §4, Algorithm 1: each bootstrap
+    replication draws units (examples, or groups) with replacement, selects the
+    candidate with the smallest mean out-of-sample loss on the in-bag draws and
+    scores it on the out-of-bag examples.
+
+    Attributes
+    ----------
+    loss : str
+        The loss (the cube's name).
+    estimate : xarray.DataArray
+        0-d: mean over the replications of the winner's out-of-bag loss, the
+        BBC-CV estimate of the selection procedure's error.
+    ci : xarray.DataArray
+        The ``1 - alpha`` percentile interval of the replications' out-of-bag
+        losses, on a ``ci_bound`` dim.
+    naive : xarray.DataArray
+        0-d: the smallest mean CV loss over the candidates (the "best CV
+        score", optimistic: the winner's curse).
+    optimism : xarray.DataArray
+        0-d: ``estimate - naive``, how much the best CV score flatters the search.
+    best : str
+        The candidate with the smallest mean CV loss.
+    cv_loss : xarray.DataArray
+        Mean CV loss of every candidate (dim ``model``).
+    selected : xarray.DataArray
+        Share of the replications that selected each candidate (dim ``model``).
+    replicates : xarray.DataArray
+        Out-of-bag loss of each used replication (dim ``bootstrap``).
+    alpha : float
+        Level of the interval.
+    n_boot : int
+        Replications drawn; ``n_used`` of them had an out-of-bag example (the
+        others, which drew every unit, are left out).
+    n_used : int
+        Replications used.
+    n_examples, n_units, n_repeats : int
+        Examples, bootstrap units (examples, or groups when the cube has a
+        ``group`` coordinate) and repeats of the K-fold.
+    unit : str
+        ``"example"`` or ``"group"``: what the bootstrap draws.
+    """
+
+    loss: str
+    estimate: xr.DataArray
+    ci: xr.DataArray
+    naive: xr.DataArray
+    optimism: xr.DataArray
+    best: str
+    cv_loss: xr.DataArray
+    selected: xr.DataArray
+    replicates: xr.DataArray
+    alpha: float
+    n_boot: int
+    n_used: int
+    n_examples: int
+    n_units: int
+    n_repeats: int
+    unit: str
+
+    value_fields: ClassVar[tuple[str, ...]] = ("estimate", "ci", "naive", "optimism")
+    frame_columns: ClassVar[tuple[str, ...]] = (
+        "estimate",
+        "ci_lower",
+        "ci_upper",
+        "naive",
+        "optimism",
+        "best",
+        "alpha",
+        "n_boot",
+        "n_used",
+        *_SIZE_COLUMNS,
+    )
+
+    def __post_init__(self) -> None:
+        self._coerce_values()
+
+    def to_frame(self) -> pd.DataFrame:
+        """Return one row: the estimate, its interval, the naive score and the sizes."""
+        low, high = split_interval(self.ci)
+        row: dict[str, Any] = {
+            "estimate": float(self.estimate),
+            "ci_lower": float(low),
+            "ci_upper": float(high),
+            "naive": float(self.naive),
+            "optimism": float(self.optimism),
+            "best": self.best,
+            "alpha": self.alpha,
+            "n_boot": self.n_boot,
+            "n_used": self.n_used,
+            "n_examples": self.n_examples,
+            "n_units": self.n_units,
+            "n_repeats": self.n_repeats,
+            "unit": self.unit,
+        }
+        return pd.DataFrame([row], columns=list(self.frame_columns))
+
+    def interval(self, alpha: float | None = None) -> xr.DataArray:
+        """Return the percentile interval of the replications at level ``1 - alpha``.
+
+        Parameters
+        ----------
+        alpha : float, optional
+            Level; default the result's. Another level takes other percentiles
+            of the same replications.
+        """
+        if alpha is None or alpha == self.alpha:
+            return self.ci
+        return percentile_interval(self.replicates.values, validate_alpha(alpha))
+
+    def conf_int(self, alpha: float | None = None) -> ConfidenceInterval:
+        """Return the tuple view ``(low, high)`` of :meth:`interval`."""
+        return split_interval(self.interval(alpha))
+
+    def _caption(self) -> str:
+        n = self.cv_loss.sizes["model"]
+        return f"BBC-CV: {self.loss} of the selection among {n} candidates"
+
+    def _display_details(self) -> list[str]:
+        return [
+            f"{self.n_used} of {self.n_boot} bootstrap replications over {self.n_units} "
+            f"{self.unit}s; {self.n_examples} examples × {self.n_repeats} repeat(s); "
+            f"percentile interval at level {1 - self.alpha:g}"
+        ]
+
+    def _summary_info(self, **options: Any) -> list[tuple[str, str]]:
+        return [
+            ("Result:", self._caption()),
+            ("Best by CV:", self.best),
+            ("Level:", f"{1 - self.alpha:g}"),
+            ("Replications:", f"{self.n_used} of {self.n_boot} ({self.unit}s)"),
+        ]
+
+    def verdict(self) -> Verdict:
+        """Return the estimate next to the naive best CV score, in plain words."""
+        low, high = (float(v) for v in split_interval(self.ci))
+        level = f"{100 * (1 - self.alpha):g}%"
+        noun = self.loss if self.loss.endswith("loss") else f"{self.loss} loss"
+        return Verdict(
+            f"Choosing the best of {self.cv_loss.sizes['model']} candidates by CV "
+            f"(here {self.best}, mean {noun} {float(self.naive):.4g}) is expected to give "
+            f"{noun} {float(self.estimate):.4g} ({level} interval [{low:.4g}, {high:.4g}]); "
+            f"the best CV score is optimistic by {float(self.optimism):.4g} (BBC-CV, "
+            "Tsamardinos et al. 2018)."
+        )
+
+
+def percentile_interval(replicates: np.ndarray, alpha: float) -> xr.DataArray:
+    """Return the ``alpha/2`` and ``1 - alpha/2`` quantiles of ``replicates`` (``ci_bound``)."""
+    low, high = np.quantile(replicates, [alpha / 2, 1 - alpha / 2])
+    return bounds(xr.DataArray(low), xr.DataArray(high), alpha=alpha)
+
+
+class _ConfidenceSet:
+    """What a set of candidates as good as the best says: its members and its verdict.
+
+    For a result with ``mean_loss``, ``pvalue``, ``in_set`` (over ``model``), ``alpha``,
+    ``n_boot``, ``n_units``, ``unit`` and ``_method()``, the method in words.
+    """
+
+    mean_loss: xr.DataArray
+    alpha: float
+    n_boot: int
+    n_units: int
+    unit: str
+
+    def __post_init__(self) -> None:
+        self._coerce_values()  # type: ignore[attr-defined]
+
+    def _method(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def members(self) -> list[str]:
+        """The candidates in the set, from the smallest mean loss."""
+        frame = self.to_frame().sort_values("mean_loss", kind="stable")  # type: ignore[attr-defined]
+        return [str(m) for m in frame.loc[frame["in_set"], "model"]]
+
+    def _display_details(self) -> list[str]:
+        return [
+            f"{len(self.members)} of {self.mean_loss.sizes['model']} in the set at level "
+            f"{1 - self.alpha:g}; {self.n_boot} bootstrap replications over {self.n_units} "
+            f"{self.unit}s"
+        ]
+
+    def verdict(self) -> Verdict:
+        """Return how many candidates are as good as the best, and which."""
+        members = self.members
+        n = self.mean_loss.sizes["model"]
+        level = f"{100 * (1 - self.alpha):g}%"
+        shown = ", ".join(members[:10]) + (
+            f", … ({len(members) - 10} more)" if len(members) > 10 else ""
+        )
+        return Verdict(
+            f"{len(members)} of {n} candidates are as good as the best at {level}: {shown} "
+            f"({self._method()})."
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class MCSResult(_ConfidenceSet, Result):
+    """The model confidence set: the candidates as good as the best, at a level.
+
+    Hansen, Lunde & Nason (2011, Econometrica 79(2)): the set contains the
+    best candidate(s) with probability at least ``1 - alpha`` (asymptotically);
+    a candidate's p-value is the smallest ``alpha`` at which it leaves the set.
+
+    Attributes
+    ----------
+    loss : str
+        The loss (the cube's name).
+    mean_loss : xarray.DataArray
+        Mean CV loss of each candidate (dim ``model``).
+    pvalue : xarray.DataArray
+        MCS p-value of each candidate (dim ``model``).
+    in_set : xarray.DataArray
+        Whether the candidate is in the set at level ``1 - alpha``
+        (``pvalue > alpha``; dim ``model``).
+    step : xarray.DataArray
+        The elimination step at which the candidate left the set (1 first);
+        the survivors of every step get one more than the last step.
+    statistic : str
+        ``"R"`` (``T_R``) or ``"max"`` (``T_max``).
+    alpha : float
+        The set's level is ``1 - alpha``.
+    n_boot : int
+        Bootstrap replications.
+    n_examples, n_units, n_repeats : int
+        Examples, bootstrap units (examples, or groups) and K-fold repeats.
+    unit : str
+        ``"example"`` or ``"group"``: what the bootstrap draws.
+    """
+
+    loss: str
+    mean_loss: xr.DataArray
+    pvalue: xr.DataArray
+    in_set: xr.DataArray
+    step: xr.DataArray
+    statistic: str
+    alpha: float
+    n_boot: int
+    n_examples: int
+    n_units: int
+    n_repeats: int
+    unit: str
+
+    value_fields: ClassVar[tuple[str, ...]] = ("mean_loss", "pvalue", "in_set", "step")
+    frame_columns: ClassVar[tuple[str, ...]] = (
+        *value_fields,
+        "statistic",
+        "alpha",
+        "n_boot",
+        *_SIZE_COLUMNS,
+    )
+
+    def _method(self) -> str:
+        return f"model confidence set, T_{self.statistic}, Hansen, Lunde & Nason 2011"
+
+    def _caption(self) -> str:
+        n = self.mean_loss.sizes["model"]
+        return f"Model confidence set (T_{self.statistic}) of {n} candidates, {self.loss}"
+
+
+@dataclass(frozen=True, repr=False)
+class CVCResult(_ConfidenceSet, Result):
+    """Cross-validation with confidence: the candidates not shown worse than the best.
+
+    Lei (2020, JASA 115, §3): candidate ``m`` stays in the set unless the test
+    of "``m`` is the best" (its largest standardized mean loss difference with
+    another candidate, against a Gaussian multiplier bootstrap) rejects at
+    ``alpha``; the set contains the best candidate with probability at least
+    ``1 - alpha`` (asymptotically).
+
+    Attributes
+    ----------
+    loss : str
+        The loss (the cube's name).
+    mean_loss : xarray.DataArray
+        Mean CV loss of each candidate (dim ``model``).
+    pvalue : xarray.DataArray
+        p-value of "this candidate is the best" (dim ``model``).
+    in_set : xarray.DataArray
+        ``pvalue > alpha`` (dim ``model``).
+    alpha : float
+        The set's level is ``1 - alpha``.
+    n_boot : int
+        Bootstrap replications.
+    n_examples, n_units, n_folds : int
+        Examples, multiplier units (examples, or groups) and folds.
+    unit : str
+        ``"example"`` or ``"group"``: what carries one multiplier.
+    """
+
+    loss: str
+    mean_loss: xr.DataArray
+    pvalue: xr.DataArray
+    in_set: xr.DataArray
+    alpha: float
+    n_boot: int
+    n_examples: int
+    n_units: int
+    n_folds: int
+    unit: str
+
+    value_fields: ClassVar[tuple[str, ...]] = ("mean_loss", "pvalue", "in_set")
+    frame_columns: ClassVar[tuple[str, ...]] = (
+        *value_fields,
+        "alpha",
+        "n_boot",
+        "n_examples",
+        "n_units",
+        "n_folds",
+        "unit",
+    )
+
+    def _method(self) -> str:
+        return "cross-validation with confidence, Lei 2020"
+
+    def _caption(self) -> str:
+        n = self.mean_loss.sizes["model"]
+        return f"Cross-validation with confidence of {n} candidates, {self.loss}"

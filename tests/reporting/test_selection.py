@@ -1,0 +1,334 @@
+"""BBC-CV (Tsamardinos, Greasidou & Borboudakis, 2018): the error of a search's selection.
+
+Checked against a plain loop over the replications (Algorithm 1 written out),
+on examples and on groups; a Monte Carlo world where every candidate has the
+same true error (the best CV score is biased, BBC-CV is not); and the refusals.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cvstats
+from cvstats import ArgumentError, CubeError, DesignError, designs
+from cvstats.kernels.bbc import bbc_cv as bbc_kernel
+from cvstats.kernels.mcs import mcs as mcs_kernel
+
+
+def search_cube(losses, *, K=3, repeats=1, seed=0, models=None):
+    """A loss cube of a K-fold (repeated) search: ``losses`` is ``(repeats, n, M)``."""
+    n = losses.shape[1]
+    design = designs.kfold(n, K=K, repeats=repeats, seed=seed)
+    per_split = np.repeat(losses, K, axis=0)  # split r*K + k holds repeat r's losses
+    return cvstats.from_arrays(per_split, design=design, models=models)
+
+
+def loop_bbc(losses, draws, units=None):
+    """Algorithm 1 of Tsamardinos et al. (2018), one replication at a time."""
+    n, M = losses.shape
+    units = np.arange(n) if units is None else np.asarray(units)
+    oob, winners = [], []
+    for row in draws:
+        in_bag = [i for u in row for i in range(n) if units[i] == u]  # with multiplicity
+        out = [i for i in range(n) if units[i] not in set(row.tolist())]
+        means = [sum(losses[i, m] for i in in_bag) / len(in_bag) for m in range(M)]
+        w = min(range(M), key=lambda m: (means[m], m))
+        winners.append(w)
+        oob.append(sum(losses[i, w] for i in out) / len(out) if out else np.nan)
+    return np.array(oob), np.array(winners)
+
+
+def test_kernel_equals_the_loop_on_examples_and_on_groups():
+    rng = np.random.default_rng(11)
+    losses = rng.integers(0, 2, size=(9, 4)).astype(float)
+    draws = rng.integers(0, 9, size=(40, 9))
+    oob, winner = bbc_kernel(losses, draws)
+    want_oob, want_winner = loop_bbc(losses, draws)
+    np.testing.assert_array_equal(winner, want_winner)
+    np.testing.assert_allclose(oob, want_oob, rtol=1e-12)
+    units = np.array([0, 0, 1, 2, 2, 2, 3, 4, 4])
+    gdraws = rng.integers(0, 5, size=(40, 5))
+    oob, winner = bbc_kernel(losses, gdraws, units)
+    want_oob, want_winner = loop_bbc(losses, gdraws, units)
+    np.testing.assert_array_equal(winner, want_winner)
+    np.testing.assert_allclose(oob, want_oob, rtol=1e-12)
+    assert np.isnan(want_oob).any() == np.isnan(oob).any()
+
+
+def test_bbc_cv_is_the_loop_on_the_repeats_mean_with_its_percentiles():
+    rng = np.random.default_rng(3)
+    losses = rng.exponential(size=(2, 15, 3))
+    cube = search_cube(losses, K=3, repeats=2)
+    res = cvstats.bbc_cv(cube, n_boot=150, alpha=0.1, seed=7)
+    per_example = losses.mean(axis=0)
+    draws = np.random.default_rng(7).integers(0, 15, size=(150, 15))
+    oob, winners = loop_bbc(per_example, draws)
+    assert res.n_used == 150 and res.n_repeats == 2 and res.unit == "example"
+    assert float(res.estimate) == pytest.approx(oob.mean(), rel=1e-12)
+    low, high = np.quantile(oob, [0.05, 0.95])
+    assert res.conf_int() == pytest.approx((low, high), rel=1e-12)
+    cv = per_example.mean(axis=0)
+    assert float(res.naive) == pytest.approx(cv.min(), rel=1e-12)
+    assert res.best == f"model{int(np.argmin(cv))}"
+    assert float(res.optimism) == pytest.approx(oob.mean() - cv.min(), rel=1e-12)
+    np.testing.assert_allclose(res.selected.values, np.bincount(winners, minlength=3) / 150)
+    # another level: other percentiles of the same replications
+    assert res.conf_int(0.5) == pytest.approx(tuple(np.quantile(oob, [0.25, 0.75])), rel=1e-12)
+
+
+def test_bbc_cv_draws_groups_when_the_cube_has_them():
+    rng = np.random.default_rng(4)
+    losses = rng.random((1, 12, 3))
+    groups = np.repeat(["p", "q", "r", "s", "t", "u"], 2)
+    cube = search_cube(losses, K=4).assign_coords(group=("example", groups))
+    res = cvstats.bbc_cv(cube, n_boot=100, seed=2)
+    draws = np.random.default_rng(2).integers(0, 6, size=(100, 6))
+    oob, _ = loop_bbc(losses[0], draws, np.repeat(np.arange(6), 2))
+    assert res.unit == "group" and res.n_units == 6
+    assert res.n_used == int(np.isfinite(oob).sum())
+    assert float(res.estimate) == pytest.approx(np.nanmean(oob), rel=1e-12)
+
+
+@pytest.mark.slow
+def test_equal_candidates_the_best_cv_score_is_biased_and_bbc_cv_is_not():
+    """20 candidates with the same true 0/1 error 0.3 on 120 examples, 150 searches.
+
+    The best CV score is the minimum of 20 means (about 0.3 - 1.87 · 0.042 = 0.22);
+    BBC-CV scores the in-bag winner on out-of-bag examples independent of the
+    selection, so its mean is 0.3. Tolerance: 4 Monte Carlo standard errors of
+    the mean of the 150 estimates (computed from them).
+    """
+    rng = np.random.default_rng(2024)
+    bbc, naive = [], []
+    for _ in range(150):
+        losses = (rng.random((1, 120, 20)) < 0.3).astype(float)
+        res = cvstats.bbc_cv(search_cube(losses, K=5), n_boot=200, seed=rng)
+        bbc.append(float(res.estimate))
+        naive.append(float(res.naive))
+    bbc, naive = np.array(bbc), np.array(naive)
+    mc_se = bbc.std(ddof=1) / np.sqrt(bbc.size)
+    assert abs(bbc.mean() - 0.3) < 4 * mc_se
+    assert 0.3 - naive.mean() > 0.05  # the winner's curse, far beyond the Monte Carlo error
+
+
+def test_bbc_cv_refuses_bad_inputs():
+    rng = np.random.default_rng(5)
+    losses = rng.random((1, 12, 3))
+    cube = search_cube(losses)
+    with pytest.raises(ArgumentError, match="at least two"):
+        cvstats.bbc_cv(cube.isel(model=[0]))
+    twin = search_cube(np.concatenate([losses, losses[..., :1]], axis=-1))
+    with pytest.raises(ArgumentError, match=r"same loss on every example \('model3' = 'model0'\)"):
+        cvstats.bbc_cv(twin)
+    with pytest.raises(ArgumentError, match=r"`n_boot` must be an int >= 100, got 10"):
+        cvstats.bbc_cv(cube, n_boot=10)
+    with pytest.raises(ArgumentError, match="`alpha`"):
+        cvstats.bbc_cv(cube, alpha=1.5)
+    stacked = cvstats.from_arrays(
+        np.repeat(rng.random((2, 1, 12, 3)), 3, axis=1),
+        design=designs.kfold(12, K=3, seed=0),
+        extra_dims=["dataset"],
+    )
+    with pytest.raises(ArgumentError, match=r"extra dims \['dataset'\].*cube.isel\(dataset=0\)"):
+        cvstats.bbc_cv(stacked)
+    random_splits = cvstats.from_arrays(
+        rng.random((4, 12, 3)), design=designs.resampled(12, n_test=3, J=4, seed=0)
+    )
+    with pytest.raises(DesignError, match="BBC-CV needs a k-fold main block"):
+        cvstats.bbc_cv(random_splits)
+    scores = cvstats.from_scores(rng.random((3, 3)), greater_is_better=True, n_test=4, n_train=8)
+    with pytest.raises(CubeError, match="BBC-CV needs per-example losses, but got a score cube"):
+        cvstats.bbc_cv(scores)
+    with pytest.raises(cvstats.CvstatsTypeError, match="`cube` must be an xarray.DataArray"):
+        cvstats.bbc_cv(losses)
+
+
+# ---------------------------------------------------------------------------
+# the model confidence set (Hansen, Lunde & Nason 2011)
+# ---------------------------------------------------------------------------
+
+
+def loop_mcs(losses, draws, units, statistic):
+    """The MCS steps of ``arch.bootstrap.MCS`` written out, one replication and pair at a time."""
+    n, M = losses.shape
+    units = np.arange(n) if units is None else np.asarray(units)
+    mean = losses.mean(axis=0)
+    boot = np.array(
+        [losses[[i for u in row for i in range(n) if units[i] == u]].mean(axis=0) for row in draws]
+    )
+    x = boot - mean
+    left, steps = list(range(M)), []
+    while len(left) > 1:
+        if statistic == "R":
+            sd = {
+                (i, j): np.sqrt(np.mean((x[:, i] - x[:, j]) ** 2)) if i != j else 1.0
+                for i in left
+                for j in left
+            }
+            pairs = [(i, j) for i in left for j in left]
+            stat = max((mean[i] - mean[j]) / sd[i, j] for i, j in pairs)
+            sims = [max((row[i] - row[j]) / sd[i, j] for i, j in pairs) for row in x]
+            out = [next(i for i, j in pairs if (mean[i] - mean[j]) / sd[i, j] == stat)]
+        else:
+            xs = x[:, left] - x[:, left].mean(axis=1, keepdims=True)
+            sd = np.sqrt((xs**2).mean(axis=0))
+            t = (mean[left] - mean[left].mean()) / sd
+            stat = t.max()
+            sims = (xs / sd).max(axis=1)
+            out = [left[k] for k in range(len(left)) if t[k] == stat]
+        steps.append((out, np.mean(stat < np.asarray(sims))))
+        left = [m for m in left if m not in out]
+    pvalue, running = np.ones(M), 0.0
+    for out, p in steps:
+        running = max(running, p)
+        pvalue[out] = running
+    return pvalue
+
+
+@pytest.mark.parametrize("statistic", ["R", "max"])
+def test_mcs_kernel_equals_the_loop_on_examples_and_on_groups(statistic):
+    rng = np.random.default_rng(8)
+    losses = rng.normal(size=(14, 5)) + np.array([0.0, 0.1, 0.2, 0.6, 1.0])
+    draws = rng.integers(0, 14, size=(60, 14))
+    got = mcs_kernel(losses, draws, None, statistic)
+    np.testing.assert_allclose(got.pvalue, loop_mcs(losses, draws, None, statistic), atol=1e-12)
+    units = np.repeat(np.arange(7), 2)
+    gdraws = rng.integers(0, 7, size=(60, 7))
+    got = mcs_kernel(losses, gdraws, units, statistic)
+    np.testing.assert_allclose(got.pvalue, loop_mcs(losses, gdraws, units, statistic), atol=1e-12)
+
+
+def test_mcs_r_in_small_chunks_of_replications_is_the_same(monkeypatch):
+    rng = np.random.default_rng(10)
+    losses = rng.normal(size=(20, 6)) + np.linspace(0, 0.8, 6)
+    draws = rng.integers(0, 20, size=(50, 20))
+    whole = mcs_kernel(losses, draws, None, "R")
+    monkeypatch.setattr("cvstats.kernels.mcs._CHUNK", 40)  # one or two replications a chunk
+    np.testing.assert_array_equal(mcs_kernel(losses, draws, None, "R").pvalue, whole.pvalue)
+
+
+#: ``arch.bootstrap.MCS`` (arch 8.0.0) on the loss matrix of
+#: :func:`test_mcs_matches_arch_within_monte_carlo_error`: size 0.1, reps 5000,
+#: block_size 1, bootstrap "stationary" (iid with blocks of 1), seed 7; its
+#: ``pvalues`` sorted by model. Obtained in a side venv (``pip install arch``). Given
+#: arch's own bootstrap indices (``MCS._bootstrap_indices``, 500 reps) cvstats's kernel
+#: gave arch's p-values exactly, for both methods.
+ARCH_PVALUES = {
+    "R": [0.7904, 1.0, 0.942, 0.7846, 0.0072, 0.0002],
+    "max": [0.7026, 1.0, 0.942, 0.6672, 0.0002, 0.0],
+}
+
+
+@pytest.mark.parametrize("statistic", ["R", "max"])
+def test_mcs_matches_arch_within_monte_carlo_error(statistic):
+    """Same losses, same number of iid replications, another bootstrap stream.
+
+    Each step's p-value is a mean of 5000 Bernoulli draws, so two independent
+    bootstraps differ by at most sqrt(2 · 0.25 / 5000) = 0.01 in standard error;
+    the tolerance is 4 of those (0.04). The set at 90 % must be arch's.
+    """
+    rng = np.random.default_rng(123)
+    losses = rng.normal(size=(80, 6)) + np.array([0.0, 0.05, 0.1, 0.3, 0.5, 0.8])
+    cube = search_cube(losses[None], K=4)
+    res = cvstats.model_confidence_set(cube, alpha=0.1, statistic=statistic, n_boot=5000, seed=1)
+    np.testing.assert_allclose(res.pvalue.values, ARCH_PVALUES[statistic], atol=0.04)
+    assert sorted(res.members) == ["model0", "model1", "model2", "model3"]
+    assert res.unit == "example" and res.n_units == 80
+
+
+def test_mcs_draws_groups_and_refuses_bad_inputs():
+    rng = np.random.default_rng(9)
+    losses = rng.normal(size=(1, 24, 3)) + np.array([0.0, 0.1, 2.0])
+    cube = search_cube(losses, K=4).assign_coords(group=("example", np.arange(24) // 4))
+    res = cvstats.model_confidence_set(cube, n_boot=200, seed=3)
+    draws = np.random.default_rng(3).integers(0, 6, size=(200, 6))
+    np.testing.assert_allclose(
+        res.pvalue.values, loop_mcs(losses[0], draws, np.arange(24) // 4, "R"), atol=1e-12
+    )
+    assert res.unit == "group" and res.n_units == 6
+    with pytest.raises(ArgumentError, match=r"`statistic` must be one of \['R', 'max'\].*'T_R'"):
+        cvstats.model_confidence_set(cube, statistic="T_R")
+    with pytest.raises(ArgumentError, match="at least two"):
+        cvstats.model_confidence_set(cube.isel(model=[0]))
+    twin = search_cube(np.concatenate([losses, losses[..., 1:2]], axis=-1), K=4)
+    with pytest.raises(ArgumentError, match=r"same loss on every example \('model3' = 'model1'\)"):
+        cvstats.model_confidence_set(twin)
+    scores = cvstats.from_scores(rng.random((3, 3)), greater_is_better=True, n_test=4, n_train=8)
+    with pytest.raises(CubeError, match="The model confidence set needs per-example losses"):
+        cvstats.model_confidence_set(scores)
+
+
+# ---------------------------------------------------------------------------
+# cross-validation with confidence (Lei 2020)
+# ---------------------------------------------------------------------------
+
+
+def loop_cvc(losses, fold, zeta):
+    """Lei's (2020) test of each candidate written out, one rival and replication at a time."""
+    n, M = losses.shape
+    pvalues = []
+    for m in range(M):
+        stats, columns = [], []
+        for j in range(M):
+            if j == m:
+                continue
+            xi = losses[:, m] - losses[:, j]
+            centred = xi.copy()
+            for v in np.unique(fold):
+                centred[fold == v] -= xi[fold == v].mean()
+            sd = np.sqrt(np.mean(centred**2))
+            stats.append(np.sqrt(n) * xi.mean() / sd)
+            columns.append(centred / sd)
+        sims = [max(float(np.dot(z, c)) / np.sqrt(n) for c in columns) for z in zeta]
+        pvalues.append(np.mean(np.array(sims) > max(stats)))
+    return np.array(pvalues)
+
+
+def test_cvc_is_the_loop_with_the_multipliers_on_examples_and_on_groups():
+    rng = np.random.default_rng(12)
+    losses = rng.normal(size=(1, 20, 4)) + np.array([0.0, 0.1, 0.5, 1.0])
+    cube = search_cube(losses, K=4)
+    res = cvstats.cv_confidence_set(cube, n_boot=300, seed=5)
+    fold = cube["fold"].values[np.argmax(np.isfinite(cube.values[..., 0]), axis=0)]
+    zeta = np.random.default_rng(5).standard_normal((300, 20))
+    np.testing.assert_allclose(res.pvalue.values, loop_cvc(losses[0], fold, zeta), atol=1e-12)
+    assert res.unit == "example" and res.n_folds == 4
+    grouped = cube.assign_coords(group=("example", np.arange(20) // 2))
+    res = cvstats.cv_confidence_set(grouped, n_boot=300, seed=5)
+    zeta = np.random.default_rng(5).standard_normal((300, 10))[:, np.arange(20) // 2]
+    np.testing.assert_allclose(res.pvalue.values, loop_cvc(losses[0], fold, zeta), atol=1e-12)
+    assert res.unit == "group" and res.n_units == 10
+
+
+def test_cvc_refuses_a_repeated_kfold_and_a_score_cube():
+    rng = np.random.default_rng(13)
+    cube = search_cube(rng.random((2, 12, 3)), K=3, repeats=2)
+    with pytest.raises(DesignError, match="has 2 repeats; select one"):
+        cvstats.cv_confidence_set(cube)
+    scores = cvstats.from_scores(rng.random((3, 3)), greater_is_better=True, n_test=4, n_train=8)
+    with pytest.raises(CubeError, match="Cross-validation with confidence needs per-example"):
+        cvstats.cv_confidence_set(scores)
+
+
+@pytest.mark.slow
+def test_cvc_keeps_the_best_at_the_level_and_shrinks_as_n_grows():
+    """Five candidates, normal losses with means 0, 0.15, 0.3, 0.45, 0.6 (model0 the best).
+
+    Over 200 worlds per n the set keeps model0 in at least 95 % minus 3 binomial
+    standard errors (3 · sqrt(0.05 · 0.95 / 200) = 0.046), and holds fewer
+    candidates on average with 400 examples than with 100.
+    """
+    rng = np.random.default_rng(77)
+    means = np.array([0.0, 0.15, 0.3, 0.45, 0.6])
+    kept, sizes = {}, {}
+    for n in (100, 400):
+        hits, size = [], []
+        for _ in range(200):
+            losses = rng.normal(size=(1, n, 5)) + means
+            res = cvstats.cv_confidence_set(search_cube(losses, K=5), n_boot=200, seed=rng)
+            hits.append(bool(res.in_set.values[0]))
+            size.append(int(res.in_set.sum()))
+        kept[n], sizes[n] = np.mean(hits), np.mean(size)
+    assert min(kept.values()) >= 0.95 - 0.046, kept
+    assert sizes[400] < sizes[100] - 0.5, sizes
