@@ -360,3 +360,68 @@ def test_cvc_keeps_the_best_at_the_level_and_shrinks_as_n_grows():
         kept[n], sizes[n] = np.mean(hits), np.mean(size)
     assert min(kept.values()) >= 0.95 - 0.046, kept
     assert sizes[400] < sizes[100] - 0.5, sizes
+
+
+# ---------------------------------------------------------------------------
+# plot along a hyper-parameter
+# ---------------------------------------------------------------------------
+
+
+def _labelled_search(labels, shift, seed=21):
+    rng = np.random.default_rng(seed)
+    losses = rng.normal(np.asarray(shift), 1.0, size=(1, 150, len(labels)))
+    return search_cube(losses, K=5, models=labels)
+
+
+def test_set_plot_draws_the_pvalues_along_the_parameter_of_the_labels():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    alphas = [0.001, 0.01, 0.1, 1.0, 10.0]
+    labels = [f"alpha={a:g}, fit_intercept={f}" for f in (True, False) for a in alphas]
+    shift = [0.1 * abs(k - 2) + 0.2 * j for j in range(2) for k in range(5)]
+    cube = _labelled_search(labels, shift)
+    for res in (
+        cvstats.model_confidence_set(cube, statistic="max", n_boot=200),
+        cvstats.cv_confidence_set(cube, n_boot=200),
+    ):
+        with pytest.raises(ArgumentError, match=r"vary in \['alpha', 'fit_intercept'\]"):
+            res.plot()
+        ax = res.plot("alpha")
+        assert ax.get_xlabel() == "alpha"
+        assert ax.get_ylabel().startswith("p-value (")
+        assert ax.get_xscale() == "log"  # 0.001 .. 10 spans four decades
+        assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == [
+            "fit_intercept=False",
+            "fit_intercept=True",
+        ]
+        (line,) = [ln for ln in ax.get_lines() if ln.get_label() == "fit_intercept=True"]
+        np.testing.assert_allclose(line.get_xdata(), alphas)
+        want = res.pvalue.sel(model=labels[:5]).values
+        np.testing.assert_allclose(line.get_ydata(), want)
+        filled = sum(len(c.get_offsets()) for c in ax.collections[::2])
+        assert filled == len(res.members)
+        with pytest.raises(ArgumentError, match=r"`param` must be one of .*got 'C'"):
+            res.plot("C")
+        plt.close("all")
+
+
+def test_set_plot_without_parameters_draws_the_candidates_in_order():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cube = _labelled_search(["ridge", "lasso", "tree"], [0.0, 0.1, 0.8])
+    res = cvstats.model_confidence_set(cube, n_boot=200)
+    ax = res.plot()
+    assert ax.get_xlabel() == "candidate"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["ridge", "lasso", "tree"]
+    with pytest.raises(ArgumentError, match="carry no parameters"):
+        res.plot("alpha")
+    one = _labelled_search(["depth=2", "depth=4", "depth=8"], [0.3, 0.0, 0.2])
+    ax = cvstats.cv_confidence_set(one, n_boot=200).plot()
+    assert ax.get_xlabel() == "depth" and ax.get_xscale() == "linear"
+    plt.close("all")
