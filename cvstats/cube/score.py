@@ -573,20 +573,22 @@ def value_range(attrs: Mapping[str, Any], name: Any) -> tuple[float, float] | No
     return LOSS_RANGES.get(str(attrs.get("loss", name)))
 
 
-def examples_refusal(method: str) -> str:
+def examples_refusal(method: str, why: str | None = None) -> str:
     """Why ``method`` (a method needing per-example losses) cannot take a score cube, and the fix.
 
     The message of the :class:`~cvstats.errors.CubeError` such a method raises on a
     score cube (:func:`cvstats.inference.common.check_options`), and of the note
-    :func:`cvstats.compare` adds when it leaves the method out.
+    :func:`cvstats.compare` adds when it leaves the method out. ``why`` says what the
+    method does with the single examples (default: it estimates its variance from
+    their losses).
     """
+    why = why or "its variance is estimated from the losses of the single test examples"
     return (
         f"{method} needs per-example losses, but got a score cube (one value per split and "
-        "model, no `example` dim): its variance is estimated from the losses of the single "
-        "test examples, which a score does not keep. Collect a loss cube instead, with "
-        "cvstats.collect(..., loss=...) or cvstats.from_arrays(losses, design=...), or use a "
-        "method that needs split means only (cvstats.inference.registry.applicable_methods "
-        "lists those that apply to the cube)."
+        f"model, no `example` dim): {why}, which a score does not keep. Collect a loss cube "
+        "instead, with cvstats.collect(..., loss=...) or cvstats.from_arrays(losses, "
+        "design=...), or use a method that needs split means only "
+        "(cvstats.inference.registry.applicable_methods lists those that apply to the cube)."
     )
 
 

@@ -42,6 +42,10 @@ from cvstats.results.selection import (
 __all__ = ["bbc_cv", "candidate_losses", "cv_confidence_set", "model_confidence_set"]
 
 _METHOD = "BBC-CV"
+#: Why the selection methods refuse a score cube (e.g. from_cv_results's).
+_SCORE_WHY = (
+    "it resamples (or multiplies) the single examples' out-of-sample losses of every candidate"
+)
 
 
 def candidate_losses(cube: Any, method: str) -> tuple[xr.DataArray, int]:
@@ -81,7 +85,11 @@ def candidate_losses(cube: Any, method: str) -> tuple[xr.DataArray, int]:
             "one with cvstats.collect or cvstats.from_arrays."
         )
     if is_score(cube):
-        raise CubeError(examples_refusal(method))
+        raise CubeError(
+            f"{examples_refusal(method, _SCORE_WHY)} A search's cv_results_ keeps fold scores "
+            "only: refit its grid keeping the losses with cvstats.collect("
+            "cvstats.designs.grid_models(estimator, param_grid), X, y, design, loss=...)."
+        )
     if is_compact(cube):
         cube = from_compact(cube)
     validate(cube)

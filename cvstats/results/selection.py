@@ -13,6 +13,7 @@ interval, next to the naive best CV score it corrects.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -21,6 +22,7 @@ import pandas as pd
 import xarray as xr
 
 from cvstats.checks import validate_alpha
+from cvstats.errors import ArgumentError
 from cvstats.results.base import ConfidenceInterval, Result, bounds, split_interval
 from cvstats.results.verdict import Verdict
 
@@ -28,6 +30,8 @@ __all__ = ["BBCResult", "CVCResult", "MCSResult"]
 
 #: Dim of the bootstrap replications of :attr:`BBCResult.replicates`.
 BOOTSTRAP = "bootstrap"
+#: A candidate label's ``" [candidate i]"`` suffix (from_cv_results, grid_models).
+_ROW_SUFFIX = re.compile(r" \[candidate \d+\]$")
 #: The last frame columns of both results: the bootstrap's sizes and unit.
 _SIZE_COLUMNS = ("n_examples", "n_units", "n_repeats", "unit")
 
@@ -188,6 +192,30 @@ def percentile_interval(replicates: np.ndarray, alpha: float) -> xr.DataArray:
     return bounds(xr.DataArray(low), xr.DataArray(high), alpha=alpha)
 
 
+def _label_params(labels: list[str]) -> list[dict[str, str]] | None:
+    """Read the ``name=value`` pairs of each candidate label (None: a label has none).
+
+    Reads the labels of :func:`cvstats.from_cv_results` and
+    :func:`cvstats.designs.grid_models` (``"C=0.1, penalty=l2"``, a repeated one
+    suffixed ``" [candidate i]"``).
+    """
+    out = []
+    for label in labels:
+        parts = [p.partition("=") for p in _ROW_SUFFIX.sub("", label).split(", ")]
+        if not all(eq and name for name, eq, _ in parts):
+            return None
+        out.append({name: value for name, _, value in parts})
+    return out
+
+
+def _as_numbers(values: list[str]) -> np.ndarray | None:
+    """``values`` as floats, or None when one is not a number."""
+    try:
+        return np.array([float(v) for v in values])
+    except ValueError:
+        return None
+
+
 class _ConfidenceSet:
     """What a set of candidates as good as the best says: its members and its verdict.
 
@@ -219,6 +247,105 @@ class _ConfidenceSet:
             f"{1 - self.alpha:g}; {self.n_boot} bootstrap replications over {self.n_units} "
             f"{self.unit}s"
         ]
+
+    def plot(self, param: str | None = None, *, ax: Any = None) -> Any:
+        """Draw each candidate's p-value, along a hyper-parameter when the labels carry one.
+
+        With labels of the form ``"alpha=0.1, fit_intercept=True"`` (those of
+        :func:`cvstats.from_cv_results` and :func:`cvstats.designs.grid_models`),
+        the x axis is the parameter ``param`` (log-scaled when its values are
+        positive numbers spanning a factor of 100 or more), one line per
+        setting of the other varying parameters; otherwise the candidates, in
+        order. Members of the set are filled markers, the others hollow; the
+        dashed line is ``alpha``: a candidate above it is in the set.
+
+        Parameters
+        ----------
+        param : str, optional
+            The parameter on the x axis; default the only one that varies
+            across the candidates.
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw on; default a new figure.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Raises
+        ------
+        ArgumentError
+            ``param`` is not a parameter of the labels, or is None while
+            several parameters vary (name one), or is given while the labels
+            carry no parameters.
+        """
+        import matplotlib.pyplot as plt
+
+        frame = self.to_frame()  # type: ignore[attr-defined]
+        labels = [str(m) for m in frame["model"]]
+        params = _label_params(labels)
+        x_name, groups = self._plot_axis(params, param, labels)
+        if ax is None:
+            _, ax = plt.subplots(figsize=(7, 3.5))
+        x_all = _as_numbers([p[x_name] for p in params]) if params and x_name else None
+        for name, rows in groups.items():
+            if x_all is not None:
+                rows = sorted(rows, key=lambda i: x_all[i])
+                x = x_all[rows]
+            else:
+                x = np.asarray(rows, dtype=float)
+            y = frame["pvalue"].to_numpy()[rows]
+            member = frame["in_set"].to_numpy()[rows].astype(bool)
+            (line,) = ax.plot(x, y, "-", lw=1, label=name)
+            ax.scatter(x[member], y[member], color=line.get_color(), zorder=3)
+            ax.scatter(x[~member], y[~member], facecolors="none", edgecolors=line.get_color())
+        if x_all is None:
+            names = [
+                params[i][x_name] if params and x_name else labels[i] for i in range(len(labels))
+            ]
+            ax.set_xticks(range(len(labels)), names, rotation=90 if len(labels) > 8 else 0)
+        elif (x_all > 0).all() and x_all.max() >= 100 * x_all.min():
+            ax.set_xscale("log")
+        ax.axhline(self.alpha, color="grey", ls="--", lw=1)
+        ax.set_xlabel(x_name or "candidate")
+        ax.set_ylabel(f"p-value ({self._method()})")
+        ax.set_ylim(-0.02, 1.02)
+        if len(groups) > 1:
+            ax.legend(fontsize=8)
+        ax.set_title(self._caption(), fontsize=9)  # type: ignore[attr-defined]
+        ax.figure.tight_layout()
+        return ax
+
+    def _plot_axis(
+        self, params: list[dict[str, str]] | None, param: str | None, labels: list[str]
+    ) -> tuple[str | None, dict[str, list[int]]]:
+        """Return the x parameter and the rows of each setting of the other varying ones."""
+        if params is None:
+            if param is not None:
+                raise ArgumentError(
+                    f"`param` {param!r} given, but the model labels carry no parameters "
+                    f"(e.g. {labels[0]!r}); label them 'name=value, ...', as "
+                    "cvstats.designs.grid_models does, or call plot() without `param`."
+                )
+            return None, {"": list(range(len(labels)))}
+        names = list(dict.fromkeys(k for p in params for k in p))
+        varying = [k for k in names if len({p.get(k) for p in params}) > 1]
+        if param is None:
+            if len(varying) > 1:
+                raise ArgumentError(
+                    f"the candidates vary in {varying}; name the one on the x axis, e.g. "
+                    f"plot(param={varying[0]!r})."
+                )
+            param = varying[0] if varying else names[0]
+        if param not in names:
+            raise ArgumentError(
+                f"`param` must be one of the labels' parameters {names}, got {param!r}."
+            )
+        others = [k for k in varying if k != param]
+        groups: dict[str, list[int]] = {}
+        for i, p in enumerate(params):
+            key = ", ".join(f"{k}={p.get(k, '-')}" for k in others)
+            groups.setdefault(key, []).append(i)
+        return param, groups
 
     def verdict(self) -> Verdict:
         """Return how many candidates are as good as the best, and which."""

@@ -154,6 +154,8 @@ WITH_PLOT = {
     "pairwise_matrix",
     "compare_datasets",
     "plan",
+    "mcs",
+    "cvc",
     *(label for label, cls in CLASSES.items() if cls is EstimatesResult),
 }
 #: Labels whose displays show the hostile model name (the others have no model).

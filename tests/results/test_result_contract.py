@@ -317,6 +317,8 @@ WITH_PLOT = {  # InferenceResult: a forest plot (issue 15)
     "inference_0d",
     "inference_5x2",
     "inference_scalar",
+    "mcs",
+    "cvc",
 }
 
 
