@@ -44,7 +44,7 @@ from cvstats.errors import (
     DesignError,
 )
 
-__all__ = ["from_cv_results"]
+__all__ = ["candidate_labels", "from_cv_results"]
 
 #: ``split{k}_test_{metric}``: a column of per-split test scores in ``cv_results_``.
 _SPLIT_COLUMN = re.compile(r"^split(\d+)_test_(.+)$")
@@ -222,7 +222,7 @@ def _numbers(values: Any, where: str) -> np.ndarray:
     )
 
 
-def _candidate_labels(params: Sequence[Mapping[str, Any]], rows: np.ndarray) -> list[str]:
+def candidate_labels(params: Sequence[Mapping[str, Any]], rows: np.ndarray) -> list[str]:
     """Readable, unique labels ``"C=0.1, penalty=l2"``; a repeated one gets its row."""
     labels = [
         ", ".join(f"{k}={_format_value(v)}" for k, v in params[int(r)].items())
@@ -349,7 +349,7 @@ def _read_search_table(
         for key, cols in found.items()
     }
     if "params" in res:
-        labels = _candidate_labels(_params(res), rows)
+        labels = candidate_labels(_params(res), rows)
     else:
         labels = [f"candidate {int(r)}" for r in rows]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from cvstats.designs.cv_results import _candidate_labels
+from cvstats.designs.cv_results import candidate_labels
 from cvstats.errors import ArgumentError, CvstatsTypeError
 
 __all__ = ["grid_models"]
@@ -97,7 +97,7 @@ def grid_models(
             f"`param_grid` names {unknown}, which {type(estimator).__name__} does not have; "
             f"its parameters are {sorted(valid)}."
         )
-    labels = _candidate_labels(grid, np.arange(len(grid)))
+    labels = candidate_labels(grid, np.arange(len(grid)))
     return {
         label: clone(estimator).set_params(**params)
         for label, params in zip(labels, grid, strict=True)
