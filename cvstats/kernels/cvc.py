@@ -46,12 +46,14 @@ def cvc_pvalues(
     codes = np.unique(np.asarray(fold), return_inverse=True)[1].ravel()
     counts = np.bincount(codes)
     zeta = np.asarray(multipliers, dtype=float)
+    # each fold's mean of every column in one product (folds one-hot, scaled by 1/size)
+    fold_avg = np.zeros((counts.size, n))
+    fold_avg[codes, np.arange(n)] = 1.0 / counts[codes]
     out = np.empty(M)
     for m in range(M):
         xi = losses[:, [m]] - np.delete(losses, m, axis=1)  # (n, M - 1)
         mu = xi.mean(axis=0)
-        fold_means = np.stack([np.bincount(codes, weights=c) for c in xi.T], axis=1)
-        centred = xi - (fold_means / counts[:, None])[codes]
+        centred = xi - (fold_avg @ xi)[codes]
         sd = np.sqrt((centred**2).mean(axis=0))
         ok = sd > 0
         certain = np.where(mu > 0, np.inf, -np.inf)

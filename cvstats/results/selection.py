@@ -14,6 +14,7 @@ interval, next to the naive best CV score it corrects.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -232,8 +233,8 @@ class _ConfidenceSet:
     def __post_init__(self) -> None:
         self._coerce_values()  # type: ignore[attr-defined]
 
-    def _method(self) -> str:
-        raise NotImplementedError
+    #: The method in words (each result class defines it: MCS, CVC).
+    _method: Callable[[], str]
 
     @property
     def members(self) -> list[str]:
