@@ -13,6 +13,10 @@ their percentiles give an interval.
 
 Vectorized over the replications: the in-bag draws are a ``(B, n)`` matrix of
 counts, the in-bag means one matrix product with the ``(n, M)`` losses.
+
+:func:`oob_scale` is cvstats's own calibration of the interval (not in
+Tsamardinos et al. 2018): the factor that turns the spread of one out-of-bag
+mean into the spread of the estimate (docs/after-a-search.md).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["BBCArrays", "bbc_cv", "unit_counts"]
+__all__ = ["BBCArrays", "bbc_cv", "oob_scale", "rescaled_percentiles", "unit_counts"]
 
 
 class BBCArrays(NamedTuple):
@@ -106,3 +110,67 @@ def bbc_cv(
     with np.errstate(invalid="ignore", divide="ignore"):
         oob = np.where(out, chosen, 0.0).sum(axis=1) / n_out
     return BBCArrays(np.where(n_out > 0, oob, np.nan), winner)
+
+
+def oob_scale(n_units: int) -> float:
+    """Ratio of the estimate's standard deviation to that of one out-of-bag mean.
+
+    A bootstrap replication leaves each of ``G`` units out with probability
+    ``f = (1 - 1/G)^G`` (``→ e^{-1} ≈ 0.368``; ``1 - f`` is the ``.632`` of
+    Efron 1983, JASA 78), so it scores the winner on about ``fG`` units. Given that number
+    ``k``, the out-of-bag units are a simple random sample without replacement
+    of ``k`` of the ``G`` (the unit's out-of-bag status does not depend on its
+    loss), and the mean of a candidate's losses over them varies across
+    replications with variance ``(s²/k)(1 - k/G)`` (Cochran 1977, *Sampling
+    Techniques*, Theorem 2.2: the finite-population correction), about
+    ``s² (1 - f) / (f G)``. The estimate, the mean over the replications, is
+    close to the candidate's mean over all ``G`` units, of sampling variance
+    ``σ²/G``. The ratio of the two standard deviations is
+    ``sqrt(f / (1 - f))`` (``→ (e - 1)^{-1/2} ≈ 0.763``); it ignores the
+    variation of the winner across replications and assumes independent
+    per-unit losses.
+
+    Parameters
+    ----------
+    n_units : int
+        ``G``, the number of bootstrap units (at least 2).
+
+    Returns
+    -------
+    float
+        ``sqrt(f / (1 - f))`` with ``f = (1 - 1/G)^G``.
+
+    Examples
+    --------
+    >>> from cvstats.kernels.bbc import oob_scale
+    >>> round(oob_scale(2), 4)  # f = 1/4: sqrt(1/3)
+    0.5774
+    """
+    f = (1.0 - 1.0 / n_units) ** n_units
+    return float(np.sqrt(f / (1.0 - f)))
+
+
+def rescaled_percentiles(
+    replicates: NDArray[np.floating], alpha: float, scale: float
+) -> tuple[float, float]:
+    """Return the percentile interval of ``replicates`` shrunk (or widened) about their mean.
+
+    Parameters
+    ----------
+    replicates : numpy.ndarray
+        ``(B,)`` out-of-bag losses (no NaN).
+    alpha : float
+        Level ``1 - alpha``.
+    scale : float
+        Factor applied to the distances of the ``alpha/2`` and ``1 - alpha/2``
+        percentiles from the mean (:func:`oob_scale`); 1 gives the percentiles.
+
+    Returns
+    -------
+    tuple of float
+        ``(mean + scale (q_{alpha/2} - mean), mean + scale (q_{1-alpha/2} - mean))``,
+        which keeps the percentiles' asymmetry.
+    """
+    centre = float(np.mean(replicates))
+    low, high = np.quantile(replicates, [alpha / 2, 1 - alpha / 2])
+    return centre + scale * (float(low) - centre), centre + scale * (float(high) - centre)

@@ -7,8 +7,9 @@ of :func:`cvstats.cv_confidence_set`.
 
 :class:`BBCResult` holds the bootstrap bias-corrected CV estimate of
 Tsamardinos, Greasidou & Borboudakis (2018, Machine Learning 107) of the error
-of a selection procedure (:func:`cvstats.bbc_cv`): its estimate and percentile
-interval, next to the naive best CV score it corrects.
+of a selection procedure (:func:`cvstats.bbc_cv`): its estimate and interval
+(percentile, or rescaled: :data:`BBC_INTERVALS`), next to the naive best CV
+score it corrects.
 """
 
 from __future__ import annotations
@@ -24,11 +25,16 @@ import xarray as xr
 
 from cvstats.checks import validate_alpha
 from cvstats.errors import ArgumentError
+from cvstats.kernels.bbc import oob_scale, rescaled_percentiles
 from cvstats.results.base import ConfidenceInterval, Result, bounds, split_interval
 from cvstats.results.verdict import Verdict
 
 __all__ = ["BBCResult", "CVCResult", "MCSResult"]
 
+#: BBC-CV's intervals: the percentiles of Tsamardinos et al. (2018), and
+#: cvstats's percentiles rescaled about the estimate by
+#: :func:`cvstats.kernels.bbc.oob_scale` (docs/after-a-search.md).
+BBC_INTERVALS = ("percentile", "rescaled")
 #: Dim of the bootstrap replications of :attr:`BBCResult.replicates`.
 BOOTSTRAP = "bootstrap"
 #: A candidate label's ``" [candidate i]"`` suffix (from_cv_results, grid_models).
@@ -54,8 +60,9 @@ class BBCResult(Result):
         0-d: mean over the replications of the winner's out-of-bag loss, the
         BBC-CV estimate of the selection procedure's error.
     ci : xarray.DataArray
-        The ``1 - alpha`` percentile interval of the replications' out-of-bag
-        losses, on a ``ci_bound`` dim.
+        The ``1 - alpha`` interval (``interval_method``) from the replications'
+        out-of-bag losses, on a ``ci_bound`` dim; its attrs hold the level and
+        ``interval``.
     naive : xarray.DataArray
         0-d: the smallest mean CV loss over the candidates (the "best CV
         score", optimistic: the winner's curse).
@@ -81,6 +88,11 @@ class BBCResult(Result):
         ``group`` coordinate) and repeats of the K-fold.
     unit : str
         ``"example"`` or ``"group"``: what the bootstrap draws.
+    interval_method : str
+        ``"percentile"`` (the replications' percentiles, Tsamardinos et al.
+        2018) or ``"rescaled"`` (those percentiles' distances from the
+        estimate times :func:`cvstats.kernels.bbc.oob_scale` of ``n_units``,
+        cvstats's calibration).
     """
 
     loss: str
@@ -99,6 +111,7 @@ class BBCResult(Result):
     n_units: int
     n_repeats: int
     unit: str
+    interval_method: str = "percentile"
 
     value_fields: ClassVar[tuple[str, ...]] = ("estimate", "ci", "naive", "optimism")
     frame_columns: ClassVar[tuple[str, ...]] = (
@@ -109,6 +122,7 @@ class BBCResult(Result):
         "optimism",
         "best",
         "alpha",
+        "interval",
         "n_boot",
         "n_used",
         *_SIZE_COLUMNS,
@@ -128,6 +142,7 @@ class BBCResult(Result):
             "optimism": float(self.optimism),
             "best": self.best,
             "alpha": self.alpha,
+            "interval": self.interval_method,
             "n_boot": self.n_boot,
             "n_used": self.n_used,
             "n_examples": self.n_examples,
@@ -138,7 +153,7 @@ class BBCResult(Result):
         return pd.DataFrame([row], columns=list(self.frame_columns))
 
     def interval(self, alpha: float | None = None) -> xr.DataArray:
-        """Return the percentile interval of the replications at level ``1 - alpha``.
+        """Return the interval (``interval_method``) at level ``1 - alpha``.
 
         Parameters
         ----------
@@ -148,7 +163,9 @@ class BBCResult(Result):
         """
         if alpha is None or alpha == self.alpha:
             return self.ci
-        return percentile_interval(self.replicates.values, validate_alpha(alpha))
+        return bbc_interval(
+            self.replicates.values, validate_alpha(alpha), self.interval_method, self.n_units
+        )
 
     def conf_int(self, alpha: float | None = None) -> ConfidenceInterval:
         """Return the tuple view ``(low, high)`` of :meth:`interval`."""
@@ -162,7 +179,7 @@ class BBCResult(Result):
         return [
             f"{self.n_used} of {self.n_boot} bootstrap replications over {self.n_units} "
             f"{self.unit}s; {self.n_examples} examples × {self.n_repeats} repeat(s); "
-            f"percentile interval at level {1 - self.alpha:g}"
+            f"{self.interval_method} interval at level {1 - self.alpha:g}"
         ]
 
     def _summary_info(self, **options: Any) -> list[tuple[str, str]]:
@@ -170,6 +187,7 @@ class BBCResult(Result):
             ("Result:", self._caption()),
             ("Best by CV:", self.best),
             ("Level:", f"{1 - self.alpha:g}"),
+            ("Interval:", self.interval_method),
             ("Replications:", f"{self.n_used} of {self.n_boot} ({self.unit}s)"),
         ]
 
@@ -181,16 +199,29 @@ class BBCResult(Result):
         return Verdict(
             f"Choosing the best of {self.cv_loss.sizes['model']} candidates by CV "
             f"(here {self.best}, mean {noun} {float(self.naive):.4g}) is expected to give "
-            f"{noun} {float(self.estimate):.4g} ({level} interval [{low:.4g}, {high:.4g}]); "
+            f"{noun} {float(self.estimate):.4g} ({level} {self.interval_method} interval "
+            f"[{low:.4g}, {high:.4g}]); "
             f"the best CV score is optimistic by {float(self.optimism):.4g} (BBC-CV, "
             "Tsamardinos et al. 2018)."
         )
 
 
-def percentile_interval(replicates: np.ndarray, alpha: float) -> xr.DataArray:
-    """Return the ``alpha/2`` and ``1 - alpha/2`` quantiles of ``replicates`` (``ci_bound``)."""
-    low, high = np.quantile(replicates, [alpha / 2, 1 - alpha / 2])
-    return bounds(xr.DataArray(low), xr.DataArray(high), alpha=alpha)
+def bbc_interval(replicates: np.ndarray, alpha: float, method: str, n_units: int) -> xr.DataArray:
+    """Return BBC-CV's ``1 - alpha`` interval from its out-of-bag ``replicates`` (``ci_bound``).
+
+    ``method`` ``"percentile"``: their ``alpha/2`` and ``1 - alpha/2`` quantiles
+    (Tsamardinos et al. 2018); ``"rescaled"``: those quantiles' distances from
+    the replicates' mean times :func:`cvstats.kernels.bbc.oob_scale` of
+    ``n_units`` (:func:`cvstats.kernels.bbc.rescaled_percentiles`). The attrs
+    hold the level and ``interval``.
+    """
+    if method == "percentile":
+        low, high = np.quantile(replicates, [alpha / 2, 1 - alpha / 2])
+    else:
+        low, high = rescaled_percentiles(replicates, alpha, oob_scale(n_units))
+    out = bounds(xr.DataArray(low), xr.DataArray(high), alpha=alpha)
+    out.attrs["interval"] = method
+    return out
 
 
 def _label_params(labels: list[str]) -> list[dict[str, str]] | None:
@@ -394,6 +425,11 @@ class MCSResult(_ConfidenceSet, Result):
         Examples, bootstrap units (examples, or groups) and K-fold repeats.
     unit : str
         ``"example"`` or ``"group"``: what the bootstrap draws.
+    interval_method : str
+        ``"percentile"`` (the replications' percentiles, Tsamardinos et al.
+        2018) or ``"rescaled"`` (those percentiles' distances from the
+        estimate times :func:`cvstats.kernels.bbc.oob_scale` of ``n_units``,
+        cvstats's calibration).
     """
 
     loss: str
@@ -408,6 +444,7 @@ class MCSResult(_ConfidenceSet, Result):
     n_units: int
     n_repeats: int
     unit: str
+    interval_method: str = "percentile"
 
     value_fields: ClassVar[tuple[str, ...]] = ("mean_loss", "pvalue", "in_set", "step")
     frame_columns: ClassVar[tuple[str, ...]] = (

@@ -13,7 +13,9 @@ import pytest
 import cvstats
 from cvstats import ArgumentError, CubeError, DesignError, designs
 from cvstats.kernels.bbc import bbc_cv as bbc_kernel
+from cvstats.kernels.bbc import oob_scale, rescaled_percentiles
 from cvstats.kernels.mcs import mcs as mcs_kernel
+from cvstats.results.selection import BBC_INTERVALS, bbc_interval
 
 
 def search_cube(losses, *, K=3, repeats=1, seed=0, models=None):
@@ -112,32 +114,173 @@ def test_equal_candidates_the_best_cv_score_is_biased_and_bbc_cv_is_not():
     assert 0.3 - naive.mean() > 0.05  # the winner's curse, far beyond the Monte Carlo error
 
 
-@pytest.mark.slow
-def test_bbc_cv_interval_covers_the_selections_true_error_at_least_nominally():
-    """A world where every candidate's true error is known: Gaussian losses, 10 candidates.
+def test_oob_scale_is_the_ratio_of_the_estimates_sd_to_one_out_of_bag_means():
+    """``sqrt(f / (1 - f))``, ``f = (1 - 1/G)^G``, against its derivation simulated.
 
-    Candidate ``m`` has mean loss ``1 + 0.05 |m - 4|`` (a grid whose best
-    setting is in the middle) and unit variance, on 200 independent examples;
-    the true error of the selection is the mean loss of the candidate with the
-    best CV score. 400 searches; tolerance 3 binomial Monte Carlo standard
-    errors at the nominal level, ``3 sqrt(0.1 · 0.9 / 400) = 0.045``. The
-    percentile interval is conservative here (measured 0.98 at 90 %, 0.99 at
-    95 %: it spreads like one out-of-bag mean on about 37 % of the examples,
-    docs/after-a-search.md), so only a lower bound is asserted.
+    One candidate always wins (its losses are 10 below the other's), so each
+    replication's out-of-bag loss is the mean of its losses over the
+    out-of-bag examples. Over 40 000 replications, their standard deviation
+    times the factor must be the standard error of the mean over all ``n``
+    examples, ``s / sqrt(n)`` (population ``s``, the bootstrap's world): the
+    Monte Carlo relative error of a standard deviation from 40 000 draws is
+    about ``1 / sqrt(2 · 40 000) = 0.0035``, and ``(1 - f)/(f n)`` is the
+    variance only to first order in ``1/n`` (the out-of-bag count varies), so
+    the tolerance is 3 %.
+    """
+    assert oob_scale(2) == pytest.approx(np.sqrt(1 / 3), rel=1e-12)  # f = 1/4
+    assert oob_scale(10**6) == pytest.approx(1 / np.sqrt(np.e - 1), rel=1e-5)
+    rng = np.random.default_rng(8)
+    n = 60
+    good = rng.exponential(size=n)
+    losses = np.column_stack([good, good + 10.0])
+    draws = rng.integers(0, n, size=(40_000, n))
+    oob, winner = bbc_kernel(losses, draws)
+    assert (winner == 0).all()
+    spread = np.nanstd(oob, ddof=1) * oob_scale(n)
+    assert spread == pytest.approx(good.std() / np.sqrt(n), rel=0.03)
+
+
+def test_rescaled_interval_is_the_percentiles_brought_towards_the_estimate_by_hand():
+    """A tiny case worked by hand: replicates 1, 2, 4, 5, 13 over G = 2 units.
+
+    Mean 5; quartiles (numpy's linear rule, positions 1 and 3) 2 and 5; the
+    factor for two units is ``sqrt((1/4) / (3/4)) = 1/sqrt(3)``, so the 50 %
+    rescaled interval is ``(5 - 3/sqrt(3), 5 + 0) = (5 - sqrt(3), 5)``; with
+    the 80 % level, the 10 % and 90 % percentiles 1.4 and 9.8 give
+    ``(5 - 3.6/sqrt(3), 5 + 4.8/sqrt(3))``.
+    """
+    reps = np.array([13.0, 1.0, 5.0, 2.0, 4.0])
+    assert rescaled_percentiles(reps, 0.5, oob_scale(2)) == pytest.approx(
+        (5 - np.sqrt(3), 5.0), rel=1e-12
+    )
+    ci = bbc_interval(reps, 0.2, "rescaled", 2)
+    assert ci.attrs["interval"] == "rescaled" and ci.attrs["level"] == 0.8
+    want = (5 - 3.6 / np.sqrt(3), 5 + 4.8 / np.sqrt(3))
+    np.testing.assert_allclose(ci.values, want, rtol=1e-12)
+    np.testing.assert_allclose(bbc_interval(reps, 0.2, "percentile", 2).values, [1.4, 9.8])
+
+
+def test_bbc_cv_rescaled_interval_is_recorded_and_rescales_the_loops_percentiles():
+    rng = np.random.default_rng(13)
+    losses = rng.gamma(2.0, size=(1, 40, 3))
+    cube = search_cube(losses, K=4)
+    res = cvstats.bbc_cv(cube, n_boot=200, alpha=0.1, interval="rescaled", seed=5)
+    draws = np.random.default_rng(5).integers(0, 40, size=(200, 40))
+    oob, _ = loop_bbc(losses[0], draws)
+    f = (39 / 40) ** 40
+    low, high = np.quantile(oob, [0.05, 0.95])
+    centre, c = oob.mean(), np.sqrt(f / (1 - f))
+    want = (centre - c * (centre - low), centre + c * (high - centre))
+    assert res.conf_int() == pytest.approx(want, rel=1e-12)
+    low, high = np.quantile(oob, [0.25, 0.75])  # another level: the same rescaling
+    want = (centre - c * (centre - low), centre + c * (high - centre))
+    assert res.conf_int(0.5) == pytest.approx(want, rel=1e-12)
+    assert float(res.estimate) == pytest.approx(centre, rel=1e-12)
+    assert res.interval_method == "rescaled" and res.ci.attrs["interval"] == "rescaled"
+    assert res.to_frame()["interval"].tolist() == ["rescaled"]
+    assert "90% rescaled interval" in str(res.verdict())
+    assert "rescaled interval at level 0.9" in repr(res)
+    default = cvstats.bbc_cv(cube, n_boot=200, alpha=0.1, seed=5)
+    assert default.interval_method == "percentile"
+    assert "90% percentile interval" in str(default.verdict())
+    assert default.conf_int() == pytest.approx(tuple(np.quantile(oob, [0.05, 0.95])), rel=1e-12)
+
+
+def _coverage(searches, alpha):
+    """Share of the searches whose intervals cover the true error, per interval.
+
+    ``searches`` yields ``(cube, true error of the CV winner)``.
+    """
+    hits = dict.fromkeys(BBC_INTERVALS, 0)
+    reps = 0
+    for cube, true in searches:
+        reps += 1
+        res = cvstats.bbc_cv(cube, n_boot=300, alpha=alpha, seed=reps)
+        for method in BBC_INTERVALS:
+            ci = bbc_interval(res.replicates.values, alpha, method, res.n_units).values
+            hits[method] += ci[0] <= true <= ci[1]
+    return {m: h / reps for m, h in hits.items()}
+
+
+@pytest.mark.slow
+def test_bbc_cv_intervals_cover_the_selections_true_error_with_gaussian_losses():
+    """World (a), the true errors known: 10 candidates with Gaussian losses.
+
+    Candidate ``m`` has mean loss ``1 + 0.05 |m - 4|`` (pairs of equal errors
+    around the best setting, in the middle of the grid) and unit variance, on
+    200 independent examples; the target is the mean loss of the candidate
+    with the best CV score. 600 searches at nominal 90 %: the binomial Monte
+    Carlo standard error is ``sqrt(0.1 · 0.9 / 600) = 0.012``, the band
+    nominal ± 3 se. The independent losses are the rescaled interval's own
+    assumption: it lies in the band (measured 0.92 with 1000 searches,
+    benchmarks/coverage_bbc.py); the default percentile interval is
+    conservative here (0.98), so only its lower bound is asserted.
     """
     rng = np.random.default_rng(77)
     mu = 1.0 + 0.05 * np.abs(np.arange(10) - 4)
-    reps, hits90, hits95 = 400, 0, 0
-    for _ in range(reps):
-        losses = rng.normal(mu, 1.0, size=(1, 200, 10))
-        res = cvstats.bbc_cv(search_cube(losses, K=5), n_boot=300, alpha=0.1, seed=rng)
-        true = mu[int(np.argmin(losses[0].mean(axis=0)))]
-        low, high = res.conf_int()
-        hits90 += low <= true <= high
-        low, high = res.conf_int(0.05)
-        hits95 += low <= true <= high
-    assert hits90 / reps >= 0.9 - 3 * np.sqrt(0.1 * 0.9 / reps)
-    assert hits95 / reps >= 0.95 - 3 * np.sqrt(0.05 * 0.95 / reps)
+
+    def searches():
+        for _ in range(600):
+            losses = rng.normal(mu, 1.0, size=(1, 200, 10))
+            yield search_cube(losses, K=5), mu[int(np.argmin(losses[0].mean(axis=0)))]
+
+    cover, se = _coverage(searches(), 0.1), np.sqrt(0.1 * 0.9 / 600)
+    assert abs(cover["rescaled"] - 0.9) <= 3 * se, cover
+    assert cover["percentile"] >= 0.9 - 3 * se, cover
+
+
+def ridge_search(rng, n, K=5):
+    """World (b): a 5-fold search over 10 ridge penalties, and the winner's exact true error.
+
+    ``y = 1 + x·β + ε``, ``x ~ N(0, I_20)``, ``β_j = 1/j``, ``ε ~ N(0, 1)``;
+    penalties ``logspace(-1, 3, 10)``, the intercept unpenalized. A linear
+    prediction ``a + x·b`` has true squared error ``1 + (a - 1)² + |b - β|²``,
+    so the target, the true error of the CV winner refitted on all ``n``
+    examples, is exact.
+    """
+    beta, penalties = 1.0 / np.arange(1, 21), np.logspace(-1, 3, 10)
+    x = rng.normal(size=(n, beta.size))
+    y = 1.0 + x @ beta + rng.normal(size=n)
+
+    def fits(rows):
+        xm, ym = x[rows].mean(axis=0), y[rows].mean()
+        xc = x[rows] - xm
+        gram = xc.T @ xc + penalties[:, None, None] * np.eye(beta.size)
+        rhs = np.tile(xc.T @ (y[rows] - ym), (10, 1))[..., None]
+        b = np.linalg.solve(gram, rhs)[..., 0]
+        return ym - b @ xm, b
+
+    design = designs.kfold(n, K=K, seed=int(rng.integers(2**31)))
+    losses = np.empty((n, 10))
+    for k in range(K):
+        test = design["test"].values[k]
+        a, b = fits(~test)
+        losses[test] = (y[test, None] - a - x[test] @ b.T) ** 2
+    a, b = fits(np.ones(n, dtype=bool))
+    best = int(np.argmin(losses.mean(axis=0)))
+    true = 1.0 + (a[best] - 1.0) ** 2 + ((b[best] - beta) ** 2).sum()
+    cube = cvstats.from_arrays(np.broadcast_to(losses, (K, n, 10)), design=design)
+    return cube, true
+
+
+@pytest.mark.slow
+def test_bbc_cv_percentile_interval_covers_a_ridge_searchs_true_error_near_nominally():
+    """World (b): ridge penalties on a 20-feature regression, the true errors exact.
+
+    600 searches of 100 examples at nominal 90 % (binomial Monte Carlo
+    standard error ``sqrt(0.1 · 0.9 / 600) = 0.012``, the band nominal ± 3 se).
+    The default percentile interval lies in the band (measured 0.92 with 1000
+    searches, benchmarks/coverage_bbc.py). The rescaled interval, calibrated
+    for independent per-example losses, undercovers here (measured 0.79): the
+    examples of one fold share its fit, which a bootstrap of the examples does
+    not see; the test pins that limit (below nominal − 3 se) so that the docs
+    stating it stay true.
+    """
+    rng = np.random.default_rng(2026)
+    cover = _coverage((ridge_search(rng, 100) for _ in range(600)), 0.1)
+    se = np.sqrt(0.1 * 0.9 / 600)
+    assert abs(cover["percentile"] - 0.9) <= 3 * se, cover
+    assert cover["rescaled"] < 0.9 - 3 * se, cover
 
 
 def test_bbc_cv_refuses_bad_inputs():
@@ -153,6 +296,10 @@ def test_bbc_cv_refuses_bad_inputs():
         cvstats.bbc_cv(cube, n_boot=10)
     with pytest.raises(ArgumentError, match="`alpha`"):
         cvstats.bbc_cv(cube, alpha=1.5)
+    with pytest.raises(
+        ArgumentError, match=r"`interval` must be one of \['percentile', 'rescaled'\], got 'bca'"
+    ):
+        cvstats.bbc_cv(cube, interval="bca")
     stacked = cvstats.from_arrays(
         np.repeat(rng.random((2, 1, 12, 3)), 3, axis=1),
         design=designs.kfold(12, K=3, seed=0),
