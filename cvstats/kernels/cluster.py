@@ -186,6 +186,11 @@ def cluster_mcnemar_z(
     matched-pair data", Statistics in Medicine 22, 2417-2428: their statistic
     ``χ² = (Σ_g u_g)²/Σ_g u_g²`` is ``z²``). With one example per group it is McNemar's z.
 
+    ``Σ_g u_g²`` is the uncentred cluster score variance of ``Σ_i d_i`` (the
+    null ``E[d_i] = 0`` imposed, so no centring and no small-sample factor):
+    statsmodels' ``sandwich_covariance.S_crosssection(d[:, None], groups)``,
+    the "meat" of the cluster-robust sandwich (Cameron & Miller 2015, §II).
+
     Parameters
     ----------
     differences : array_like, shape (..., n)

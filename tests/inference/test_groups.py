@@ -272,6 +272,28 @@ def test_mcnemar_with_one_example_per_group_equals_mcnemar() -> None:
         np.testing.assert_allclose(getattr(after, field), getattr(before, field), rtol=1e-12)
 
 
+def test_mcnemar_variance_is_statsmodels_null_cluster_score_variance() -> None:
+    from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+    from statsmodels.stats.sandwich_covariance import S_crosssection
+
+    labels = np.random.default_rng(21).integers(0, 35, 240)  # unequal groups, as labels
+    cube = _zero_one_holdout(21, labels, labels=np.array([f"doc{g}" for g in labels]))
+    res = cvstats.mcnemar(cube)
+    d = (cube.sel(model="a") - cube.sel(model="b")).isel(split=0).values
+    test = ~np.isnan(d)
+    codes = pd.factorize(cube["group"].values[test])[0]
+    meat = float(S_crosssection(d[test][:, None], codes)[0, 0])  # Σ_g (b_g - c_g)²
+    n2 = int(test.sum())
+    assert float(res.stderr) ** 2 * n2**2 == pytest.approx(meat, rel=1e-10)
+    assert float(res.statistic) == pytest.approx(d[test].sum() / np.sqrt(meat), rel=1e-10)
+    # one example per group: the plain McNemar z, (n10 - n01)/sqrt(n10 + n01), by statsmodels
+    single = cvstats.mcnemar(cube.assign_coords(group=("example", np.arange(labels.size))))
+    n10, n01 = int((d[test] == 1).sum()), int((d[test] == -1).sum())
+    chi2 = sm_mcnemar([[0, n10], [n01, 0]], exact=False, correction=False).statistic
+    assert float(single.statistic) == pytest.approx(np.sign(n10 - n01) * np.sqrt(chi2), rel=1e-10)
+    assert single.title.endswith(f"cluster-robust variance ({n2} groups)")
+
+
 def _fold_groups(design: xr.Dataset, size: int = 2) -> np.ndarray:
     """Groups of ``size`` examples of one fold of the main block: no group straddles a split."""
     test = design["test"].values[design["block"].values == "main"]
