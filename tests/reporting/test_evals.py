@@ -17,7 +17,7 @@ import statsmodels.api as sm
 from statsmodels.stats.multitest import multipletests
 
 import cvstats
-from cvstats import ArgumentError, DesignError
+from cvstats import ArgumentError, CubeError, DesignError
 from cvstats.kernels.evals import cluster_stderr, eval_moments
 
 
@@ -234,8 +234,10 @@ def test_refusals(cube):
     one_doc = cube.assign_coords(group=("example", ["same"] * cube.sizes["example"]))
     with pytest.raises(DesignError, match=r"at least 10 clusters .*G = 1 cluster\(s\)"):
         cvstats.eval_difference(one_doc)
+    with pytest.raises(CubeError, match=r"has 1 question \('0' in column 'q'\).*at least 2"):
+        small_benchmark([1])  # before: a cube with the placeholder n = 2, refused by eval_mean
     with pytest.raises(DesignError, match=r"1 question\(s\); a standard error needs at least 2"):
-        cvstats.eval_mean(small_benchmark([1]))
+        eval_moments(np.ones((2, 1)))
     with pytest.raises(ArgumentError, match=r"`adjust` must be a statsmodels"):
         cvstats.eval_difference(cube, adjust="tukey")
     with pytest.raises(ArgumentError, match=r"`n_resamples` must be an int >= 100, got 5"):
@@ -404,6 +406,9 @@ def test_the_learner_methods_refuse_a_cube_of_fixed_models(cube):
     ):
         with pytest.raises(DesignError, match=r"holds fixed models' answers.*eval_difference"):
             call()
+    # before: plan ran, with ρ0 = n2/(n1 + n2) from the placeholder n_train = 1
+    with pytest.raises(DesignError, match=r"^plan is about learners.*Use cvstats.plan_eval"):
+        cvstats.plan(cvstats.pairwise(cube), target_width=0.1)
 
 
 def test_compare_runs_the_evals_analysis_on_a_cube_of_fixed_models():
