@@ -32,11 +32,14 @@ from numpy.typing import ArrayLike
 from cvstats.cube import get_extra_dims, in_test, validate
 from cvstats.cube.apply import apply_kernel
 from cvstats.cube.checks import validate_alpha
+from cvstats.cube.groups import group_codes
 from cvstats.cube.schema import EXAMPLE, SPLIT
 from cvstats.errors import ArgumentError, CvstatsTypeError, DesignError
 from cvstats.inference.blocks import block_positions, kfold_layout
-from cvstats.inference.clustered import warn_not_clustered
+from cvstats.inference.clustered import warn_if_straddling
 from cvstats.kernels import kfold as kk
+from cvstats.kernels.cluster import check_enough_groups, cluster_moments
+from cvstats.kernels.moments import sample_variance
 from cvstats.results.base import bounds
 from cvstats.results.estimates import EstimatesResult
 
@@ -135,8 +138,36 @@ def _statistics_kernel(e: np.ndarray, fold: np.ndarray) -> tuple[np.ndarray, ...
     return tuple(kk.kfold_statistics(e, fold))
 
 
+def _iid_var_mu(e: np.ndarray) -> np.ndarray:
+    """``S²/n`` over the last axis: the variance of the mean of independent errors."""
+    return sample_variance(e, name="e", what="out-of-fold errors") / e.shape[-1]
+
+
+def _cluster_var_mu(e: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Return the CR1 variance of the mean over the last axis; refuse too few groups."""
+    moments = cluster_moments(e, codes)
+    check_enough_groups(moments.n_groups, "kfold_statistics")
+    return moments.variance
+
+
+_STATISTICS = {
+    "s1": "(1/n) Σ e_i²",
+    "s2": "(1/(n(m-1))) Σ_k Σ_{i≠j in T_k} e_i e_j",
+    "s3": "(1/(n(n-m))) Σ_{k≠l} Σ_{i in T_k, j in T_l} e_i e_j",
+    "mu": "μ̂ = (1/n) Σ e_i",
+}
+
+#: The attr ``note`` of :func:`kfold_statistics` on a cube with groups.
+_GROUPED_NOTE = (
+    "the examples come in groups: var_mu is cluster-robust (CR1); s1, s2, s3 are the sums "
+    "defined without groups, so s2 pools the pairs within a group with the other pairs of a "
+    "test block (Bengio & Grandvalet's 2004 covariance classes assume exchangeable examples "
+    "in a block: E[s2] - μ² is then the average covariance over a block's pairs, not one ω)"
+)
+
+
 def kfold_statistics(cube: xr.DataArray) -> EstimatesResult:
-    """``s1, s2, s3`` and ``μ̂`` of the cube's K-fold run (docs/theory.md §7).
+    """``s1, s2, s3``, ``μ̂`` and ``Var̂[μ̂]`` of the cube's K-fold run (docs/theory.md §7).
 
     With ``e_i`` the out-of-fold error of example ``i`` and ``T_k`` the test
     blocks of size ``m = n/K``: ``s1 = (1/n) Σ e_i²``,
@@ -145,32 +176,48 @@ def kfold_statistics(cube: xr.DataArray) -> EstimatesResult:
     :func:`cvstats.kernels.kfold.kfold_statistics`); ``E[s1] = σ² + μ²``,
     ``E[s2] = ω + μ²``, ``E[s3] = γ + μ²``.
 
+    ``var_mu`` is the variance of ``μ̂`` computed over the examples, as if
+    the ``e_i`` were independent draws (what Bayle et al.'s interval uses;
+    Bengio & Grandvalet 2004 show that it ignores the ``ω`` and ``γ`` terms of
+    eq. 4): without groups ``S²/n`` (sample variance, denominator ``n - 1``;
+    statsmodels' ``OLS(e, 1).fit().bse**2``). With a ``group`` coordinate on
+    the cube (docs/grouped-data.md) it is the cluster-robust (CR1) variance of
+    the mean over the ``G`` groups, ``G/(G-1) · Σ_g u_g² / n²`` with
+    ``u_g = Σ_{i ∈ g} (e_i - μ̂)`` (Cameron & Miller 2015, "A practitioner's
+    guide to cluster-robust inference", §II;
+    :func:`cvstats.kernels.cluster.cluster_moments`; statsmodels'
+    ``cov_type="cluster"``), which is ``S²/n`` again with one example per
+    group. ``s1, s2, s3`` and ``μ̂`` do not change with groups; the attr
+    ``note`` then says what ``s2`` pools.
+
     Parameters
     ----------
     cube : xarray.DataArray
         Loss cube or contrast cube whose main block is one K-fold run with
-        equal folds (``K`` divides ``n``).
+        equal folds (``K`` divides ``n``), with or without a ``group``
+        coordinate.
 
     Returns
     -------
     EstimatesResult
         A result holding the Dataset of ``s1``, ``s2``, ``s3``, ``mu``
-        (``μ̂``) over the cube's extra dims and
-        ``model``/``contrast``; attrs ``n``, ``K``, ``m``, ``loss``.
+        (``μ̂``) and ``var_mu`` over the cube's extra dims and
+        ``model``/``contrast``; attrs ``n``, ``K``, ``m``, ``loss``,
+        ``method``, ``variance`` (``"iid"`` or ``"cluster-robust (CR1), G
+        groups"``) and, with groups, ``note``.
 
     Raises
     ------
     DesignError
-        If the main block is not a single K-fold run, or ``K`` does not divide
-        ``n``.
+        If the main block is not a single K-fold run, ``K`` does not divide
+        ``n``, or the cube has groups but fewer than
+        :data:`cvstats.kernels.cluster.MIN_GROUPS` of them.
 
     Warns
     -----
     CvstatsWarning
-        On a cube with groups (docs/grouped-data.md): the statistics are
-        computed as for independent examples, Bengio & Grandvalet's
-        covariance classes having no clustered form
-        (:func:`cvstats.inference.clustered.warn_not_clustered`).
+        When a group has examples in both the training and the test set of a
+        split (:func:`cvstats.inference.clustered.warn_if_straddling`).
 
     Examples
     --------
@@ -182,19 +229,29 @@ def kfold_statistics(cube: xr.DataArray) -> EstimatesResult:
     >>> st = kfold_statistics(cube)
     >>> bool(np.isclose(st.s1 + 4 * st.s2 + 15 * st.s3, 20 * st.mu**2))
     True
+    >>> bool(np.isclose(st.var_mu, e.var(ddof=1) / 20)), st.attrs["variance"]
+    (True, 'iid')
     """
     err = kfold_errors(cube, method="kfold_statistics")
-    warn_not_clustered(cube, "kfold_statistics")
+    warn_if_straddling(cube)
     out = apply_kernel(_statistics_kernel, [err.e, err.fold], [[EXAMPLE], [EXAMPLE]], 4)
-    names = ("s1", "s2", "s3", "mu")
-    desc = {
-        "s1": "(1/n) Σ e_i²",
-        "s2": "(1/(n(m-1))) Σ_k Σ_{i≠j in T_k} e_i e_j",
-        "s3": "(1/(n(n-m))) Σ_{k≠l} Σ_{i in T_k, j in T_l} e_i e_j",
-        "mu": "μ̂ = (1/n) Σ e_i",
+    data = {
+        k: v.assign_attrs(description=_STATISTICS[k])
+        for k, v in zip(_STATISTICS, out, strict=True)
     }
-    data = {k: v.assign_attrs(description=desc[k]) for k, v in zip(names, out, strict=True)}
     attrs = {**err.attrs, "method": "K-fold statistics (docs/theory.md §7)"}
+    codes = group_codes(cube)
+    if codes is None:
+        (var_mu,) = apply_kernel(_iid_var_mu, [err.e], [[EXAMPLE]], 1)
+        attrs["variance"] = "iid"
+        what = "S²/n, the variance of μ̂ over independent examples"
+    else:
+        (var_mu,) = apply_kernel(_cluster_var_mu, [err.e, codes], [[EXAMPLE], [EXAMPLE]], 1)
+        n_groups = int(codes.max()) + 1
+        attrs["variance"] = f"cluster-robust (CR1), {n_groups} groups"
+        attrs["note"] = _GROUPED_NOTE
+        what = "G/(G-1) Σ_g u_g²/n², the cluster-robust (CR1) variance of μ̂ over the groups"
+    data["var_mu"] = var_mu.assign_attrs(description=what)
     return EstimatesResult.from_dataset(xr.Dataset(data, attrs=attrs))
 
 

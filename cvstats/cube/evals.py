@@ -20,7 +20,7 @@ import pandas as pd
 import xarray as xr
 
 from cvstats.cube.construct import from_arrays
-from cvstats.cube.schema import EXAMPLE, SPLIT, UNKNOWN_SEED
+from cvstats.cube.schema import EXAMPLE, FIXED_MODELS_DESIGN, SPLIT, UNKNOWN_SEED
 from cvstats.errors import ArgumentError, CubeError, CvstatsTypeError
 
 __all__ = [
@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 #: The ``design`` attr of a cube of fixed models' evaluations.
-EVAL_DESIGN = "fixed_models"
+EVAL_DESIGN = FIXED_MODELS_DESIGN
 #: Coordinate on ``example``: the cluster (passage, document) of each question.
 GROUP = "group"
 #: Coordinate on ``split``: the generation (seed, sample) label of the table.
@@ -51,22 +51,31 @@ def is_eval_cube(cube: xr.DataArray) -> bool:
     return bool(cube.attrs.get("design") == EVAL_DESIGN and SCORE_ATTR in cube.attrs)
 
 
-def fixed_models_refusal(cube: xr.DataArray, method: str) -> str | None:
+#: What a method about learners points to instead on a cube of fixed models' answers.
+_EVAL_ROUTE = (
+    "cvstats.eval_mean or cvstats.eval_difference, or cvstats.compare, which runs them on such "
+    "a cube"
+)
+
+
+def fixed_models_refusal(
+    cube: xr.DataArray, method: str, *, instead: str = _EVAL_ROUTE
+) -> str | None:
     """Return why a method about learners refuses a cube of fixed models' answers, or None.
 
-    Every method of the registry is about learners retrained on resampled
-    training sets; in a cube read by :func:`from_evals` a split is a
-    generation of the same models on the same questions, and its ``n_train``
-    is a placeholder, so their corrections and targets do not apply
-    (:func:`cvstats.compare` runs the evals analysis on such a cube instead).
+    Every method of the registry (and :func:`cvstats.plan`) is about learners
+    retrained on resampled training sets; in a cube read by
+    :func:`from_evals` a split is a generation of the same models on the same
+    questions, with no training set (``n_train = 0``), so their corrections
+    and targets do not apply (:func:`cvstats.compare` runs the evals analysis
+    on such a cube instead). ``instead`` names what to use.
     """
     if not is_eval_cube(cube):
         return None
     return (
         f"{method} is about learners retrained on resampled training sets, but this cube holds "
         "fixed models' answers (design 'fixed_models', from cvstats.from_evals: its splits are "
-        "generations of the same models on the same questions). Use cvstats.eval_mean or "
-        "cvstats.eval_difference, or cvstats.compare, which runs them on such a cube "
+        f"generations of the same models on the same questions). Use {instead} "
         "(docs/evaluating-fixed-models.md)."
     )
 
@@ -234,11 +243,10 @@ def from_evals(
         when ``greater_is_better`` is False, the score negated otherwise (cube
         named ``"minus_<score>"``). The clusters are the coordinate ``group``
         on ``example``. Attrs: ``design="fixed_models"``, ``eval_score`` (the
-        score column) and ``eval_greater_is_better`` (0/1). The schema asks
-        for a training set (``n_train >= 1``, ``n_train + n_test <= n``): the
-        models were trained elsewhere, so ``n_train`` is 1 and ``n`` the
-        questions + 1; the functions of :mod:`cvstats.inference.evals` read
-        neither.
+        score column) and ``eval_greater_is_better`` (0/1). The models were
+        trained elsewhere: ``n_train`` is 0 on every split (the one design
+        the schema allows without a training set) and ``n`` is the number
+        of questions.
 
     Raises
     ------
@@ -250,7 +258,7 @@ def from_evals(
     CubeError
         A missing value; a score that is not a finite number; a repeated
         (question, model[, generation]); a model missing answers; generations
-        of unequal count or labels; a question in two clusters.
+        of unequal count or labels; a question in two clusters; a single question.
 
     Examples
     --------
@@ -280,6 +288,11 @@ def from_evals(
     _check_keys(table, keys, generation)
     _check_balanced(table, question, model, generation)
     questions = pd.Index(pd.unique(table[question]))
+    if len(questions) < 2:
+        raise CubeError(
+            f"the table has 1 question ({str(questions[0])!r} in column {question!r}); a "
+            "benchmark needs at least 2 questions: its standard errors are computed over them."
+        )
     models = pd.Index(pd.unique(table[model]))
     if generation is None:
         gens: list[Hashable] = [0]
@@ -293,7 +306,7 @@ def from_evals(
     n_questions = len(questions)
     attrs: dict[str, Any] = {
         "design": EVAL_DESIGN,
-        "n": n_questions + 1,
+        "n": n_questions,
         "seed": UNKNOWN_SEED,
         SCORE_ATTR: score,
         SCORE_DIRECTION_ATTR: int(bool(greater_is_better)),
@@ -304,7 +317,7 @@ def from_evals(
         models=[str(m) for m in models],
         examples=questions.to_numpy(),
         name=f"minus_{score}" if greater_is_better else score,
-        n_train=1,
+        n_train=0,
         attrs=attrs,
     )
     cube = cube.assign_coords({GENERATION: (SPLIT, np.asarray(gens))})

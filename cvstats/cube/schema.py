@@ -27,6 +27,7 @@ __all__ = [
     "SCORE_ATTRS",
     "UNKNOWN_SEED",
     "SCHEMA_VERSION",
+    "FIXED_MODELS_DESIGN",
 ]
 
 SPLIT: Final = "split"
@@ -66,6 +67,10 @@ SCORE_ATTRS: Final = (GREATER_IS_BETTER, METRIC)
 
 #: Value of the ``seed`` attr when the splits were not drawn by cvstats.
 UNKNOWN_SEED: Final = -1
+
+#: ``design`` attr of fixed models' answers (``cvstats.from_evals``): no training set, so
+#: ``n_train = 0`` is allowed in this design only.
+FIXED_MODELS_DESIGN: Final = "fixed_models"
 
 #: Version of the on-disk schema written by :func:`cvstats.save`.
 SCHEMA_VERSION: Final = 1

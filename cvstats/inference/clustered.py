@@ -2,9 +2,10 @@
 
 When the cube carries a ``group`` coordinate on ``example``
 (:mod:`cvstats.cube.groups`), the methods whose variance is computed over
-examples (hold-out t, Bayle et al.'s interval, the nested CV interval)
-compute it cluster-robustly (:mod:`cvstats.kernels.cluster`) and say so in
-their title; the methods that
+examples (hold-out t, Bayle et al.'s interval, the nested CV interval,
+McNemar's z, and ``var_mu`` of
+:func:`~cvstats.across.kfold_variance.kfold_statistics`) compute it
+cluster-robustly (:mod:`cvstats.kernels.cluster`) and say so; the methods that
 use split means only are unchanged, which is right as long as no group
 straddles the training and test sets of a split (Nadeau & Bengio 2003,
 Lemma 1 treats the split means as exchangeable draws, each from a test set
@@ -29,7 +30,6 @@ __all__ = [
     "cluster_title",
     "clustered_test",
     "warn_if_straddling",
-    "warn_not_clustered",
 ]
 
 #: What the title of a result with a cluster-robust variance says (then ``(G groups)``).
@@ -95,27 +95,6 @@ def warn_if_straddling(cube: xr.DataArray) -> None:
         "beyond Nadeau & Bengio's Lemma 1 (every method's variance may be too small); split "
         "by groups (sklearn.model_selection.GroupKFold, GroupShuffleSplit) with "
         "cvstats.designs.from_splitter(cv, X, y, groups).",
-        CvstatsWarning,
-        stacklevel=3,
-    )
-
-
-def warn_not_clustered(cube: xr.DataArray, method: str) -> None:
-    """Warn (``CvstatsWarning``) that ``method`` ignores the cube's groups, if it has any.
-
-    For the statistics over examples that have no cluster-robust form (the
-    K-fold statistics, whose covariance classes assume exchangeable examples
-    in a test block; docs/grouped-data.md): the result treats the examples as
-    independent, so its variance is too small when losses are correlated
-    within groups.
-    """
-    if group_codes(cube) is None:
-        return
-    warnings.warn(
-        f"{method} has no cluster-robust form: it treats the examples of the "
-        "cube's `group` coordinate as independent, so its variance is too small when the "
-        "losses are correlated within groups (docs/grouped-data.md); drop the coordinate "
-        "(cube.drop_vars('group')) to silence this once you have checked they are not.",
         CvstatsWarning,
         stacklevel=3,
     )

@@ -225,7 +225,10 @@ def mcnemar(
     ``Σ_g u_g / sqrt(Σ_g u_g²)`` with ``u_g = n10_g - n01_g`` of group ``g``,
     ``stderr = sqrt(Σ_g u_g²)/n2``, the title says ``"cluster-robust variance
     (G groups)"`` (:func:`cvstats.kernels.cluster.cluster_mcnemar_z`; McNemar's
-    z again with one example per group). The ``"corrected"`` and ``"exact"``
+    z again with one example per group). ``Σ_g u_g²`` is the cluster score
+    variance under the null, statsmodels'
+    ``sandwich_covariance.S_crosssection(d[:, None], groups)`` with ``d_i``
+    the per-example discordance ``+1/-1/0``. The ``"corrected"`` and ``"exact"``
     variants count discordant pairs as independent and are refused
     (:class:`~cvstats.errors.DesignError`), as are fewer than 10 groups.
 

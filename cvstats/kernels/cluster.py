@@ -156,16 +156,42 @@ def group_sum_squares(
     return _group_sum_squares(arr, present, _codes(groups, arr.shape))
 
 
-def check_enough_groups(n_groups: ArrayLike, method: str) -> None:
-    """Raise a :class:`~cvstats.errors.DesignError` where fewer than :data:`MIN_GROUPS` groups."""
+#: What :func:`check_enough_groups` advises by default (a cube's ``group`` coordinate).
+_GROUP_FIX = (
+    "test on more groups, or drop the `group` coordinate if the examples are independent "
+    "(cube.drop_vars('group'))"
+)
+
+
+def check_enough_groups(
+    n_groups: ArrayLike, method: str, *, unit: str = "group", fix: str = _GROUP_FIX
+) -> None:
+    """Raise a :class:`~cvstats.errors.DesignError` where fewer than :data:`MIN_GROUPS` groups.
+
+    The one minimum-cluster rule of cvstats (Cameron & Miller 2015, §VI):
+    every cluster-robust variance is refused on fewer than
+    :data:`MIN_GROUPS` groups.
+
+    Parameters
+    ----------
+    n_groups : array_like of int
+        ``G`` of every slice.
+    method : str
+        The method refused, as the message names it.
+    unit : str, default "group"
+        What a group is called for the caller (``"cluster"`` for a benchmark's
+        passages).
+    fix : str, default: more groups or drop the ``group`` coordinate
+        What to do instead.
+    """
     n_groups = np.asarray(n_groups)
     few = n_groups < MIN_GROUPS
     if np.any(few):
         raise DesignError(
-            f"{method} with groups needs at least {MIN_GROUPS} groups to estimate a "
-            f"cluster-robust variance, but the sample has G = {int(n_groups[few].min())} "
-            "group(s); test on more groups, or drop the `group` coordinate if the examples "
-            "are independent (cube.drop_vars('group'))."
+            f"{method} with {unit}s needs at least {MIN_GROUPS} {unit}s to estimate a "
+            f"cluster-robust variance (with fewer it is biased down and its reference "
+            f"unknown: Cameron & Miller 2015, §VI), but the sample has "
+            f"G = {int(n_groups[few].min())} {unit}(s); {fix}."
         )
 
 
@@ -185,6 +211,11 @@ def cluster_mcnemar_z(
     (Durkalski, Palesch, Lipsitz & Rust 2003, "Analysis of clustered
     matched-pair data", Statistics in Medicine 22, 2417-2428: their statistic
     ``χ² = (Σ_g u_g)²/Σ_g u_g²`` is ``z²``). With one example per group it is McNemar's z.
+
+    ``Σ_g u_g²`` is the uncentred cluster score variance of ``Σ_i d_i`` (the
+    null ``E[d_i] = 0`` imposed, so no centring and no small-sample factor):
+    statsmodels' ``sandwich_covariance.S_crosssection(d[:, None], groups)``,
+    the "meat" of the cluster-robust sandwich (Cameron & Miller 2015, §II).
 
     Parameters
     ----------

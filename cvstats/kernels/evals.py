@@ -32,9 +32,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cvstats.errors import DesignError
-from cvstats.kernels.cluster import cluster_moments
+from cvstats.kernels.cluster import check_enough_groups, cluster_moments
 
 __all__ = ["EvalMoments", "cluster_stderr", "eval_moments"]
+
+#: What to do with too few clusters on a benchmark (:func:`cluster_stderr`).
+_CLUSTER_FIX = (
+    "add clusters (questions from more passages or documents), or drop `cluster=` in "
+    "cvstats.from_evals (cube.drop_vars('group')) if the questions are independent"
+)
 
 
 class EvalMoments(NamedTuple):
@@ -86,17 +92,16 @@ def cluster_stderr(means: ArrayLike, codes: ArrayLike) -> float:
     Raises
     ------
     DesignError
-        Fewer than 2 clusters: a variance between clusters needs two.
+        Fewer than :data:`~cvstats.kernels.cluster.MIN_GROUPS` clusters, the
+        rule of every cluster-robust variance in cvstats
+        (:func:`~cvstats.kernels.cluster.check_enough_groups`).
     """
     x = np.asarray(means, dtype=np.float64)
     c = np.asarray(codes, dtype=np.int64)
     n_clusters = int(c.max()) + 1 if c.size else 0
-    if n_clusters < 2:
-        raise DesignError(
-            f"a clustered standard error needs at least 2 clusters, got {n_clusters}; with "
-            "one cluster the questions' dependence cannot be estimated (drop `cluster`, "
-            "stating that the questions are taken as independent, or add clusters)."
-        )
+    check_enough_groups(
+        n_clusters, "a benchmark's standard error", unit="cluster", fix=_CLUSTER_FIX
+    )
     return float(np.sqrt(cluster_moments(x, c).variance))
 
 
@@ -118,7 +123,8 @@ def eval_moments(scores: ArrayLike, codes: ArrayLike | None = None) -> EvalMomen
     Raises
     ------
     DesignError
-        Fewer than 2 questions, or fewer than 2 clusters.
+        Fewer than 2 questions, or fewer than
+        :data:`~cvstats.kernels.cluster.MIN_GROUPS` clusters.
     """
     x = np.asarray(scores, dtype=np.float64)
     n_gen, n_q = x.shape

@@ -34,6 +34,7 @@ from cvstats.cube.formula import pairwise
 from cvstats.cube.schema import CONTRAST, CORE_DIMS, EXAMPLE, MODEL, SPLIT
 from cvstats.cube.validation import validate
 from cvstats.errors import ArgumentError, CvstatsTypeError
+from cvstats.kernels.cluster import MIN_GROUPS
 from cvstats.kernels.evals import EvalMoments, eval_moments
 from cvstats.reporting.multiplicity import adjust_pvalues, check_adjust
 from cvstats.results.base import bounds
@@ -286,7 +287,8 @@ def eval_mean(
         A cube not read by ``from_evals``; an unknown ``interval``; a binomial
         interval on scores that are not one 0/1 answer per unclustered question.
     DesignError
-        Fewer than 2 questions, or fewer than 2 clusters.
+        Fewer than 2 questions, or fewer than
+        :data:`~cvstats.kernels.cluster.MIN_GROUPS` clusters.
 
     Examples
     --------
@@ -451,7 +453,8 @@ def eval_contrasts(
         or holds contrasts other than differences ``"a - b"`` (a formula's
         coding, whose intercept is a model's level).
     DesignError
-        Fewer than 2 questions, or fewer than 2 clusters.
+        Fewer than 2 questions, or fewer than
+        :data:`~cvstats.kernels.cluster.MIN_GROUPS` clusters.
     """
     alpha = validate_alpha(alpha)
     adjust = check_adjust(adjust)
@@ -508,8 +511,9 @@ def _questions_for(
     power: float,
     cap: int,
     per_cluster: float,
+    fewest: int,
 ) -> int:
-    """Smallest number of questions (>= 2) reaching the half-width or the power (t reference).
+    """Smallest number of questions (>= `fewest`) reaching the half-width or power (t reference).
 
     The t reference has ``C - 1`` degrees of freedom, ``C = ceil(q / per_cluster)``
     clusters (``q - 1`` for independent questions, ``per_cluster = 1``).
@@ -519,7 +523,7 @@ def _questions_for(
         return max(math.ceil(q / per_cluster) - 1, 1)
 
     if var == 0:  # no variance: the smallest benchmark with a standard error
-        return 2
+        return fewest
     z = scipy.stats.norm.ppf(1 - alpha / 2)
     if half_width is not None:
         start = z**2 * var / half_width**2
@@ -536,7 +540,7 @@ def _questions_for(
             got = scipy.stats.nct.sf(crit, df(q), nc) + scipy.stats.nct.cdf(-crit, df(q), nc)
             return bool(got >= power)
 
-    q = max(2, math.ceil(start))
+    q = max(fewest, math.ceil(start))
     while not reached(q):
         q += 1
         if q > cap:
@@ -571,7 +575,10 @@ def plan_eval(
     The plan is the smallest ``Q`` whose t interval (df: clusters - 1, or
     ``Q - 1``) has a half-width at most ``target_width`` (as :func:`cvstats.plan`'s),
     or whose two-sided t test at level ``alpha`` has power ``power`` against
-    ``effect`` (noncentral t, :data:`scipy.stats.nct`).
+    ``effect`` (noncentral t, :data:`scipy.stats.nct`). A clustered plan (a
+    pilot with clusters, or ``cluster_size > 1``) has at least
+    :data:`~cvstats.kernels.cluster.MIN_GROUPS` clusters, the fewest the
+    clustered standard error accepts.
 
     Parameters
     ----------
@@ -586,8 +593,9 @@ def plan_eval(
         Without a pilot: variance inflation by clustering (>= 1 usually).
     cluster_size : float, default 1.0
         Without a pilot: questions per cluster, which sets the clusters'
-        count and so the t reference's degrees of freedom (clusters - 1). A
-        pilot gives its own (questions / clusters).
+        count and so the t reference's degrees of freedom (clusters - 1), and
+        the fewest questions (``MIN_GROUPS · cluster_size``). A pilot gives
+        its own (questions / clusters).
     target_width : float, optional
         Target half-width of the ``1 - alpha`` interval, in the score's units.
     effect : float, optional
@@ -645,6 +653,7 @@ def plan_eval(
         within = pilot.var_within
         deff = (pilot.stderr / pilot.stderr_iid) ** 2
         per_cluster = pilot.n_questions / pilot.n_clusters if pilot.n_clusters else 1.0
+        clustered = bool(pilot.n_clusters)
     else:
         if var_between is None:
             raise ArgumentError(
@@ -657,6 +666,10 @@ def plan_eval(
         )
         deff = xr.DataArray(_positive("design_effect", design_effect))
         per_cluster = max(_positive("cluster_size", cluster_size), 1.0)
+        clustered = per_cluster > 1
+    # a clustered benchmark is analysed only with MIN_GROUPS clusters (cluster_stderr);
+    # round: 10 * 2.3 is 23.000000000000004 in floats
+    fewest = math.ceil(round(MIN_GROUPS * per_cluster, 6)) if clustered else 2
     if np.isnan(within.values).any() and gens != [1]:
         raise ArgumentError(
             "`var_within` is unknown (a pilot with one generation, or not given): plan for "
@@ -667,7 +680,7 @@ def plan_eval(
     flat = var.transpose(..., "generations")
     counts = [
         _questions_for(
-            float(v), alpha, half_width, target_effect, power, max_questions, per_cluster
+            float(v), alpha, half_width, target_effect, power, max_questions, per_cluster, fewest
         )
         for v in flat.values.ravel()
     ]

@@ -381,7 +381,7 @@ TRUE = {
 
 def test_statistics_on_cube_match_kernel(gaussian_cube):
     stats_ = kfold_statistics(gaussian_cube)
-    assert set(stats_.data_vars) == {"s1", "s2", "s3", "mu"}
+    assert set(stats_.data_vars) == {"s1", "s2", "s3", "mu", "var_mu"}
     assert stats_.s1.dims == ("dataset", "model")
     assert stats_.attrs["K"] == 4 and stats_.attrs["m"] == 5
     err = kfold_errors(gaussian_cube)

@@ -56,6 +56,20 @@ def test_the_cube_holds_each_answer_and_validates():
     assert not np.signbit(cube.values[cube.values == 0]).any()  # +0.0, not -0.0
 
 
+def test_the_cube_has_no_training_set_and_only_its_design_may(tmp_path):
+    cube = read(answers(n_questions=7))
+    assert (cube["n_train"].values == 0).all() and cube.attrs["n"] == 7  # no placeholders
+    path = str(tmp_path / "evals.nc")
+    cvstats.save(cube, path)
+    back = cvstats.open_cube(path)
+    cvstats.validate(back)
+    assert (back["n_train"].values == 0).all() and back.attrs["n"] == 7
+    cvstats.validate(cvstats.cube.scores_from_losses(cube))
+    other = cube.assign_attrs(design="user")
+    with pytest.raises(CubeError, match=r"n_train = 0 < 1 \(0 only for fixed models' answers"):
+        cvstats.validate(other)
+
+
 def test_a_loss_is_kept_as_it_is_and_rows_in_any_order_give_the_same_cube():
     table = answers()
     table["error"] = 1.5 - table["correct"]

@@ -1015,6 +1015,79 @@ def test_hold_out_methods_run_on_one_split_of_nested_training_sets():
     assert list(cvstats.compare("loss ~ model", cube.sel(split=[3])).results) == ["holdout_t"]
 
 
+# --- issue 29: groups, time order and fixed models' answers ------------------------
+
+
+def eval_table(n_questions: int = 40, per_cluster: int = 10) -> pd.DataFrame:
+    """Two models' 0/1 answers, 2 generations, clusters of ``per_cluster`` questions."""
+    rng = np.random.default_rng(29)
+    rows = [
+        (f"q{q}", m, g, f"doc{q // per_cluster}", int(rng.random() < 0.6))
+        for q in range(n_questions)
+        for m in ("m1", "m2")
+        for g in range(2)
+    ]
+    return pd.DataFrame(rows, columns=["qid", "llm", "gen", "doc", "ok"])
+
+
+def read_evals(table: pd.DataFrame) -> xr.DataArray:
+    columns = {"question": "qid", "model": "llm", "score": "ok", "generation": "gen"}
+    return cvstats.from_evals(table, **columns, cluster="doc", greater_is_better=True)
+
+
+def _one_group_holdout() -> None:
+    d = designs.holdout(30, 12, seed=29)
+    cube = cvstats.from_arrays(np.random.default_rng(29).random((1, 30, 2)), design=d)
+    with pytest.warns(cvstats.CvstatsWarning, match="in both the training and the test set"):
+        cvstats.holdout_t(cube.assign_coords(group=("example", ["all"] * 30)))
+
+
+def _unsorted_time() -> None:
+    cube = time_series_cube().isel(dataset=0)
+    stamps = np.datetime64("2026-01-01") + np.arange(40).astype("timedelta64[D]")
+    swapped = stamps[[*range(20), 21, 20, *range(22, 40)]]  # days 21 and 20 swapped
+    cvstats.diebold_mariano(cube.assign_coords(example=swapped))
+
+
+ISSUE29_CASES = {
+    "a group missing": (
+        lambda: cvstats.from_arrays(
+            np.random.default_rng(0).random((4, 12, 1)),
+            design=designs.kfold(12, 4, seed=0),
+            groups=[*range(5), None, *range(6, 12)],
+        ),
+        CubeError,
+        r"`groups` has 1 missing group label.*position 5.*exactly one group",
+    ),
+    "one group": (_one_group_holdout, DesignError, r"at least 10 groups.*G = 1 group\(s\)"),
+    "unsorted time": (_unsorted_time, DesignError, r"time stamps do not increase.*sortby"),
+    "generations of unequal count": (
+        lambda: read_evals(eval_table().iloc[1:]),
+        CubeError,
+        r"generations of unequal count.*has 1 answer\(s\) but .* has 2",
+    ),
+    "a model missing answers": (
+        lambda: read_evals(eval_table().query("not (llm == 'm2' and qid == 'q7')")),
+        CubeError,
+        r"model 'm2' has no answer to question 'q7'",
+    ),
+    "too few clusters": (
+        lambda: cvstats.eval_difference(read_evals(eval_table(per_cluster=5))),
+        DesignError,
+        r"at least 10 clusters .*Cameron & Miller 2015.*G = 8 cluster\(s\); add clusters.*"
+        r"drop `cluster=`",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(ISSUE29_CASES))
+def test_issue29_bad_inputs(case):
+    call, error, match = ISSUE29_CASES[case]
+    with pytest.raises(error, match=match) as info:
+        call()
+    assert_cvstats_error(info, error)
+
+
 # ---------------------------------------------------------------------------
 # no function mutates its input
 # ---------------------------------------------------------------------------

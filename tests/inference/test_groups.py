@@ -272,6 +272,28 @@ def test_mcnemar_with_one_example_per_group_equals_mcnemar() -> None:
         np.testing.assert_allclose(getattr(after, field), getattr(before, field), rtol=1e-12)
 
 
+def test_mcnemar_variance_is_statsmodels_null_cluster_score_variance() -> None:
+    from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+    from statsmodels.stats.sandwich_covariance import S_crosssection
+
+    labels = np.random.default_rng(21).integers(0, 35, 240)  # unequal groups, as labels
+    cube = _zero_one_holdout(21, labels, labels=np.array([f"doc{g}" for g in labels]))
+    res = cvstats.mcnemar(cube)
+    d = (cube.sel(model="a") - cube.sel(model="b")).isel(split=0).values
+    test = ~np.isnan(d)
+    codes = pd.factorize(cube["group"].values[test])[0]
+    meat = float(S_crosssection(d[test][:, None], codes)[0, 0])  # Σ_g (b_g - c_g)²
+    n2 = int(test.sum())
+    assert float(res.stderr) ** 2 * n2**2 == pytest.approx(meat, rel=1e-10)
+    assert float(res.statistic) == pytest.approx(d[test].sum() / np.sqrt(meat), rel=1e-10)
+    # one example per group: the plain McNemar z, (n10 - n01)/sqrt(n10 + n01), by statsmodels
+    single = cvstats.mcnemar(cube.assign_coords(group=("example", np.arange(labels.size))))
+    n10, n01 = int((d[test] == 1).sum()), int((d[test] == -1).sum())
+    chi2 = sm_mcnemar([[0, n10], [n01, 0]], exact=False, correction=False).statistic
+    assert float(single.statistic) == pytest.approx(np.sign(n10 - n01) * np.sqrt(chi2), rel=1e-10)
+    assert single.title.endswith(f"cluster-robust variance ({n2} groups)")
+
+
 def _fold_groups(design: xr.Dataset, size: int = 2) -> np.ndarray:
     """Groups of ``size`` examples of one fold of the main block: no group straddles a split."""
     test = design["test"].values[design["block"].values == "main"]
@@ -361,14 +383,74 @@ def test_nested_cv_refuses_too_few_groups() -> None:
         nested_cv_interval(one)
 
 
-def test_kfold_statistics_says_it_ignores_the_groups() -> None:
-    from cvstats.across.kfold_variance import kfold_statistics
+def _within_fold_groups(design: xr.Dataset, rng: np.random.Generator, per_fold: int) -> np.ndarray:
+    """Groups of unequal sizes, each inside one fold of the main block (none straddles)."""
+    test = design["test"].values[design["block"].values == "main"]
+    fold = test.argmax(axis=0)
+    return pd.factorize(fold * 1000 + rng.integers(0, per_fold, fold.size))[0]
+
+
+def test_kfold_statistics_var_mu_is_cluster_robust_as_statsmodels() -> None:
+    from cvstats.across.kfold_variance import kfold_errors, kfold_statistics
 
     rng = np.random.default_rng(15)
-    k = designs.kfold(40, 4, seed=15)
-    cube = cvstats.from_arrays(rng.random((4, 40, 1)), design=k, groups=_fold_groups(k))
-    with pytest.warns(CvstatsWarning, match=r"kfold_statistics has no cluster-robust form"):
-        kfold_statistics(cube)
+    k = designs.kfold(60, 4, seed=15)
+    groups = _within_fold_groups(k, rng, per_fold=4)  # 16 groups of unequal sizes
+    losses = _grouped_losses(rng, groups, (2, 4, 60, 2))
+    cube = cvstats.from_arrays(
+        losses, design=k, groups=groups, extra_dims=["dataset"], models=["a", "b"]
+    )
+    for target in (cube, cvstats.pairwise(cube)):
+        st = kfold_statistics(target)  # no warning: no group straddles a split
+        e = kfold_errors(target).e
+        unit = "model" if "model" in e.dims else "contrast"
+        assert st.var_mu.dims == ("dataset", unit)
+        for d in range(2):
+            for u in range(e.sizes[unit]):
+                x = e.isel(dataset=d, **{unit: u}).values
+                expected = _statsmodels_bse(x, groups) ** 2
+                got = float(st.var_mu.isel(dataset=d, **{unit: u}))
+                assert got == pytest.approx(expected, rel=1e-10)
+        assert st.attrs["variance"] == "cluster-robust (CR1), 16 groups"
+        assert "s2 pools the pairs within a group" in st.attrs["note"]
+    grouped, plain = kfold_statistics(cube), kfold_statistics(cube.drop_vars("group"))
+    for name in ("s1", "s2", "s3", "mu"):  # unchanged by the groups
+        np.testing.assert_array_equal(grouped[name], plain[name])
+    assert float((grouped.var_mu / plain.var_mu).min()) > 1.5  # the groups share effects
+
+
+def test_kfold_statistics_var_mu_without_groups_is_the_ols_variance() -> None:
+    from cvstats.across.kfold_variance import kfold_errors, kfold_statistics
+
+    rng = np.random.default_rng(16)
+    k = designs.kfold(36, 6, seed=16)
+    cube = cvstats.from_arrays(rng.exponential(size=(6, 36, 2)), design=k, models=["a", "b"])
+    st = kfold_statistics(cube)
+    e = kfold_errors(cube).e
+    for m in range(2):
+        x = e.isel(model=m).values
+        ols = sm.OLS(x, np.ones_like(x)).fit()
+        assert float(st.var_mu.isel(model=m)) == pytest.approx(ols.bse[0] ** 2, rel=1e-10)
+    assert st.attrs["variance"] == "iid" and "note" not in st.attrs
+    single = kfold_statistics(cube.assign_coords(group=("example", np.arange(36)[::-1])))
+    np.testing.assert_allclose(single.var_mu, st.var_mu, rtol=1e-12)  # one example per group
+    assert single.attrs["variance"] == "cluster-robust (CR1), 36 groups"
+
+
+def test_kfold_statistics_refuses_too_few_groups_and_warns_on_straddling() -> None:
+    from cvstats.across.kfold_variance import kfold_statistics
+
+    rng = np.random.default_rng(17)
+    k = designs.kfold(40, 4, seed=17)
+    few = cvstats.from_arrays(rng.random((4, 40, 1)), design=k, groups=_fold_groups(k, size=5))
+    with pytest.raises(
+        DesignError, match=r"kfold_statistics with groups needs at least 10 .*G = 8"
+    ):
+        kfold_statistics(few)
+    cut = few.assign_coords(group=("example", np.arange(40) % 12))
+    with pytest.warns(CvstatsWarning, match=r"in both the training and the test set"):
+        st = kfold_statistics(cut)
+    assert st.attrs["variance"] == "cluster-robust (CR1), 12 groups"
 
 
 def test_compare_says_which_methods_clustered() -> None:

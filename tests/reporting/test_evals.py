@@ -17,7 +17,7 @@ import statsmodels.api as sm
 from statsmodels.stats.multitest import multipletests
 
 import cvstats
-from cvstats import ArgumentError, DesignError
+from cvstats import ArgumentError, CubeError, DesignError
 from cvstats.kernels.evals import cluster_stderr, eval_moments
 
 
@@ -232,10 +232,12 @@ def test_refusals(cube):
     with pytest.raises(ArgumentError, match=r"design 'user'.*read by cvstats.from_evals"):
         cvstats.eval_mean(loss_cube)
     one_doc = cube.assign_coords(group=("example", ["same"] * cube.sizes["example"]))
-    with pytest.raises(DesignError, match=r"at least 2 clusters, got 1"):
+    with pytest.raises(DesignError, match=r"at least 10 clusters .*G = 1 cluster\(s\)"):
         cvstats.eval_difference(one_doc)
+    with pytest.raises(CubeError, match=r"has 1 question \('0' in column 'q'\).*at least 2"):
+        small_benchmark([1])  # before: a cube with the placeholder n = 2, refused by eval_mean
     with pytest.raises(DesignError, match=r"1 question\(s\); a standard error needs at least 2"):
-        cvstats.eval_mean(small_benchmark([1]))
+        eval_moments(np.ones((2, 1)))
     with pytest.raises(ArgumentError, match=r"`adjust` must be a statsmodels"):
         cvstats.eval_difference(cube, adjust="tukey")
     with pytest.raises(ArgumentError, match=r"`n_resamples` must be an int >= 100, got 5"):
@@ -252,9 +254,31 @@ def test_the_t_interval_at_another_level_is_recomputed(cube):
     assert wide.attrs["alpha"] == 0.01
 
 
-def test_cluster_stderr_refuses_one_cluster():
-    with pytest.raises(DesignError, match="at least 2 clusters, got 1"):
+def test_cluster_stderr_refuses_fewer_clusters_than_every_grouped_method():
+    # one rule (cvstats.kernels.cluster.MIN_GROUPS = 10, Cameron & Miller 2015, §VI)
+    x = np.random.default_rng(5).normal(size=27)
+    with pytest.raises(DesignError, match=r"at least 10 clusters .*G = 1 cluster\(s\)"):
         cluster_stderr([0.1, 0.2], [0, 0])
+    with pytest.raises(DesignError, match=r"at least 10 clusters .*G = 9 cluster\(s\)"):
+        cluster_stderr(x, np.arange(27) % 9)
+    ten = np.arange(27) % 10
+    fit = sm.OLS(x, np.ones(27)).fit(cov_type="cluster", cov_kwds={"groups": ten})
+    assert cluster_stderr(x, ten) == pytest.approx(fit.bse[0], rel=1e-10)
+
+
+def test_the_evals_route_refuses_too_few_clusters_for_every_interval(table):
+    # 8 documents of 6 questions: a clustered t with 7 df was given before
+    few = unclustered(benchmark(n_docs=8, per_doc=6, seed=6), cluster="doc")
+    rule = r"at least 10 clusters .*G = 8 cluster\(s\); add clusters .*drop `cluster=`"
+    for call in (
+        lambda: cvstats.eval_mean(few),
+        lambda: cvstats.eval_mean(few, interval="bootstrap", n_resamples=100),
+        lambda: cvstats.eval_difference(few),
+        lambda: cvstats.compare(cvstats.pairwise(few)),
+    ):
+        with pytest.raises(DesignError, match=rule):
+            call()
+    assert cvstats.eval_mean(few.drop_vars("group")).n_clusters == 0  # the fix the message names
 
 
 # ---------------------------------------------------------------------------
@@ -317,6 +341,20 @@ def test_plan_from_a_pilot_uses_its_components_and_design_effect(cube):
     assert int(many.questions[0]) > int(few.questions[0])  # fewer clusters, fewer df
 
 
+def test_a_clustered_plan_has_the_clusters_the_clustered_stderr_needs(cube):
+    # a loose target is met by a handful of questions; clustered, the route then refuses
+    # the benchmark (fewer than MIN_GROUPS = 10 clusters), so the plan has 10 clusters
+    loose = {"var_between": 0.05, "var_within": 0.1, "target_width": 0.3}
+    assert int(cvstats.plan_eval(**loose).questions[0]) < 10  # independent questions
+    clustered = cvstats.plan_eval(**loose, cluster_size=6)
+    assert int(clustered.questions[0]) == 60
+    odd = cvstats.plan_eval(**loose, cluster_size=2.3)  # 10 clusters of 2.3: 23 questions
+    assert int(odd.questions[0]) == 23
+    pilot = cvstats.eval_difference(cube, models=["m2", "m0"])  # 12 documents of 4
+    plan = cvstats.plan_eval(pilot, target_width=0.4, generations=[1, 3])
+    assert (plan.questions == 40).all()
+
+
 @pytest.mark.parametrize(
     ("kw", "match"),
     [
@@ -368,6 +406,9 @@ def test_the_learner_methods_refuse_a_cube_of_fixed_models(cube):
     ):
         with pytest.raises(DesignError, match=r"holds fixed models' answers.*eval_difference"):
             call()
+    # before: plan ran, with ρ0 = n2/(n1 + n2) from the placeholder n_train = 1
+    with pytest.raises(DesignError, match=r"^plan is about learners.*Use cvstats.plan_eval"):
+        cvstats.plan(cvstats.pairwise(cube), target_width=0.1)
 
 
 def test_compare_runs_the_evals_analysis_on_a_cube_of_fixed_models():

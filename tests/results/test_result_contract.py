@@ -141,12 +141,13 @@ def across_results(cube, models, fit_r_models=None):
 def eval_results(models):
     """``{label: result}``: the evaluations of fixed models ``models`` on a small benchmark.
 
-    Twelve questions in four passages, two generations each, 0/1 answers.
+    Thirty questions in ten passages (the fewest a clustered standard error takes), two
+    generations each, 0/1 answers.
     """
     rng = np.random.default_rng(21)
     rows = [
         (q, m, g, q // 3, float(rng.random() < 0.5 + 0.1 * i))
-        for q in range(12)
+        for q in range(30)
         for i, m in enumerate(models)
         for g in range(2)
     ]

@@ -68,7 +68,8 @@ from cvstats.across.plan.power import (
 )
 from cvstats.cube import validate
 from cvstats.cube.checks import validate_alpha
-from cvstats.errors import CvstatsTypeError
+from cvstats.cube.evals import fixed_models_refusal
+from cvstats.errors import CvstatsTypeError, DesignError
 from cvstats.inference.common import check_not_time_ordered
 from cvstats.results.plan import PlanResult
 
@@ -246,10 +247,12 @@ def plan(
     Raises
     ------
     DesignError
-        If the pilot's main block has fewer than 2 splits or splits of different
-        test sizes, if its split means do not vary (zero ``S²``: nothing to plan
-        from), if ``fit_rho`` gives ``ρ̂ >= 1``, for a k-fold plan of a pilot
-        that is not k-fold, for a conservative Z plan of a pilot without a
+        If the pilot holds fixed models' answers (:func:`cvstats.from_evals`:
+        use :func:`cvstats.plan_eval`), if the pilot's main block has fewer
+        than 2 splits or splits of different test sizes, if its split means
+        do not vary (zero ``S²``: nothing to plan from), if ``fit_rho`` gives
+        ``ρ̂ >= 1``, for a k-fold plan of a pilot that is not k-fold, for a
+        conservative Z plan of a pilot without a
         ``"half"`` block of ``J_h >= 2`` inner splits of the main block's test size,
         or for ``power_model="pilot"`` with fewer than 20 datasets, fewer than 5
         main splits per dataset or a dataset whose split means do not vary.
@@ -383,5 +386,8 @@ def _plan_iv(
             f"`pilot` must be a cube (xarray.DataArray), got {type(pilot).__name__}."
         )
     validate(pilot)
+    fixed = fixed_models_refusal(pilot, NAME, instead="cvstats.plan_eval")
+    if fixed is not None:
+        raise DesignError(fixed)
     check_not_time_ordered(pilot, NAME)
     return alpha, targets, knee_tolerance, design_values(method, M, R)
