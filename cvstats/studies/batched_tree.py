@@ -27,19 +27,26 @@ The rules are scikit-learn's (Breiman et al., 1984, ch. 8; scikit-learn's
   when strictly greater).
 
 **Ties between features.** scikit-learn visits the features of each node in
-a random order drawn from a generator that carries over from node to node in
-depth-first order, and keeps the first feature reaching the best proxy. A
-level-by-level grower cannot know a node's depth-first rank, so here the
-lowest feature index wins and the tree is *flagged* (``tied[s]``) whenever a
-split was decided by a tie between features (proxies equal to a relative
-``1e-10``, since scikit-learn's own sums differ by rounding from feature to
-feature); the caller refits the
-flagged trees with scikit-learn (:func:`regression_tree_predict_exact`).
-Without ties the predictions equal scikit-learn's exactly when ``y`` takes
-integer values (all sums are then exact in floating point; tested); for
-real-valued ``y`` the sums are accumulated in another order than
-scikit-learn's, so a split could differ only when two candidate proxies agree
-to rounding error.
+a random order and keeps the first feature reaching the best proxy. The
+order comes from one xorshift generator (seeded by
+``RandomState(random_state).randint(0, 2**31 - 1)``) and a feature array
+that carry over from node to node in depth-first preorder, so the order at a
+node is a fixed function of ``c``, the number of nodes searched before it in
+preorder (:func:`_visit_positions`, for features never constant in a node).
+A level-by-level grower does not know ``c`` while growing, so the trees are
+grown again until consistent (a fixed point): each round decides the ties with
+the preorder ranks of the previous round's tree and stops for the trees where
+every tie agrees with its node's actual rank. The first inconsistent node in
+preorder is fixed by each round, and a consistent tree is scikit-learn's (by
+induction along the preorder).
+
+With integer responses (e.g. 0/1 labels) all sums are exact and the proxies
+are scikit-learn's bit for bit: the predictions are equal (tested). With
+real-valued responses scikit-learn sums ``y`` in each feature's order, so the
+proxies of one partition reached through two features differ by rounding; a
+tree with two features' best proxies within a relative ``1e-10`` (not equal)
+is flagged (``tied[s]``) and :func:`regression_tree_predict_exact` refits it
+with scikit-learn; leaf means equal scikit-learn's to rounding.
 """
 
 from __future__ import annotations
@@ -84,6 +91,7 @@ def regression_tree_predict(
     *,
     min_samples_split: int = 10,
     min_samples_leaf: int = 5,
+    random_state: int = 0,
 ) -> tuple[FloatArray, np.ndarray]:
     """Predictions of the regression trees of many training subsets of one dataset.
 
@@ -97,6 +105,10 @@ def regression_tree_predict(
         Training set ``s`` is ``(X[train_idx[s]], y[train_idx[s]])`` (distinct indices).
     min_samples_split, min_samples_leaf : int, default 10, 5
         scikit-learn's stopping rules.
+    random_state : int, default 0
+        The trees' ``random_state`` in scikit-learn: it fixes the order in
+        which features are visited, hence which of two equally good features
+        splits a node (see the module docstring).
 
     Returns
     -------
@@ -104,8 +116,9 @@ def regression_tree_predict(
         ``pred[s, i]``: prediction of tree ``s`` for example ``i`` (the mean
         of ``y`` over the training examples of its leaf).
     tied : ndarray of bool, shape (S,)
-        Trees with a split decided by an exact tie between features (see the
-        module docstring): only there may ``pred`` differ from scikit-learn's.
+        Trees with two features' best proxies equal to rounding, not exactly
+        (real-valued ``y`` only, see the module docstring): only there may
+        ``pred`` differ from scikit-learn's beyond rounding.
     """
     X = np.asarray(X, dtype=np.float32).astype(np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -113,19 +126,106 @@ def regression_tree_predict(
     _check(X, y, train_idx, min_samples_split, min_samples_leaf)
     n, p = X.shape
     S = train_idx.shape[0]
-    rows = np.arange(S)[:, None]
     member = np.zeros((S, n), dtype=bool)
-    member[rows, train_idx] = True
+    member[np.arange(S)[:, None], train_idx] = True
     order = np.argsort(X, axis=0, kind="stable")  # (n, p): each feature sorted once
-    xs = np.take_along_axis(X, order, axis=0)  # (n, p)
-    y_sorted = y[order]  # (n, p)
-    # node[s, i]: node (numbered within the current level) of example i in tree s; -1 once done
-    node = np.zeros((S, n), dtype=np.int64)
+    data = (X, y, order, np.take_along_axis(X, order, axis=0), y[order])
+    pos = _visit_positions(p, n + 1, random_state)
     pred = np.zeros((S, n))
-    tied = np.zeros(S, dtype=bool)
-    m = 1  # largest number of nodes of a tree at this level
+    tied = np.ones(S, dtype=bool)
+    todo = np.arange(S)
+    guess: list[tuple[IntArray, IntArray]] | None = None
+    for _ in range(_MAX_ROUNDS):
+        pr, flag, levels = _grow(
+            data, member[todo], min_samples_split, min_samples_leaf, pos, guess
+        )
+        ranks = _preorder_ranks(levels)
+        bad = np.zeros(len(todo), dtype=bool)
+        for lev, c in zip(levels, ranks, strict=True):
+            tie = lev["tie"]
+            want = _choose(lev["top"], pos[np.minimum(c, len(pos) - 1)])
+            bad |= (tie & (want != lev["feat"])).any(axis=1)
+        ok = ~bad
+        pred[todo[ok]] = pr[ok]
+        tied[todo[ok]] = flag[ok]
+        if not bad.any():
+            break
+        guess = [(lev["path"][bad], c[bad]) for lev, c in zip(levels, ranks, strict=True)]
+        todo = todo[bad]
+    return pred, tied
+
+
+#: Rounds of the tie fixed point before the remaining trees are left flagged.
+_MAX_ROUNDS = 30
+#: Deepest level whose node paths fit the int64 keys of the fixed point.
+_MAX_DEPTH = 40
+
+
+def _visit_positions(p: int, count: int, random_state: int) -> IntArray:
+    """``pos[c, f]``: rank of feature ``f`` in scikit-learn's visiting order at split node ``c``.
+
+    ``BestSplitter.node_split`` draws ``f_j = rand_int(0, f_i)`` for
+    ``f_i = p, ..., 1`` from one xorshift state seeded by
+    ``RandomState(random_state).randint(0, 2**31 - 1)``, visits
+    ``features[f_j]`` and swaps it to position ``f_i - 1`` of a feature array
+    kept from node to node; ``c`` counts the nodes searched before, in
+    depth-first (preorder) order. No feature is ever constant in a node here
+    (continuous features), which keeps the draws this simple.
+    """
+    state = int(np.random.RandomState(random_state).randint(0, 2147483647))
+    features = list(range(p))
+    pos = np.empty((count, p), dtype=np.int64)
+    mask = 0xFFFFFFFF
+    for c in range(count):
+        for k, f_i in enumerate(range(p, 0, -1)):
+            if state == 0:
+                state = 1
+            state ^= (state << 13) & mask
+            state ^= state >> 17
+            state ^= (state << 5) & mask
+            f_j = (state % 2147483648) % f_i
+            pos[c, features[f_j]] = k
+            features[f_i - 1], features[f_j] = features[f_j], features[f_i - 1]
+    return pos
+
+
+def _choose(top: np.ndarray, pos: IntArray) -> IntArray:
+    """Feature visited first among the best (``top`` mask ``(..., p)``), visiting ranks ``pos``."""
+    return np.argmin(np.where(top, pos, top.shape[-1]), axis=-1)
+
+
+def _grow(
+    data: tuple[FloatArray, FloatArray, IntArray, FloatArray, FloatArray],
+    member: np.ndarray,
+    min_split: int,
+    min_leaf: int,
+    pos: IntArray,
+    guess: list[tuple[IntArray, IntArray]] | None,
+) -> tuple[FloatArray, np.ndarray, list[dict[str, np.ndarray]]]:
+    """Grow the trees of the training masks ``member`` (S, n) level by level.
+
+    Exact ties between features are decided by the visiting order of the
+    node's preorder rank taken from ``guess`` (per level: node paths and ranks
+    of a previous growth; rank 0 for nodes not found). Returns the
+    predictions, the trees flagged (near-ties, too deep) and per level the
+    node paths (heap numbering), searched/split masks, ties, chosen features
+    and best-feature masks.
+    """
+    X, y, order, xs, y_sorted = data
+    S, n = member.shape
+    p = X.shape[1]
+    rows = np.arange(S)[:, None]
+    node = np.zeros((S, n), dtype=np.int64)
+    path = np.ones((S, 1), dtype=np.int64)
+    pred = np.zeros((S, n))
+    flag = np.zeros(S, dtype=bool)
+    levels: list[dict[str, np.ndarray]] = []
+    # integer responses: every sum is exact, the proxies are scikit-learn's bit for bit
+    exact_sums = bool(np.all(y == np.round(y)) and np.abs(y).sum() < 2.0**52)
+    m = 1
+    depth = 0
     while m > 0:
-        key = np.where(node >= 0, rows * m + node, -1)  # (tree, node) of every example
+        key = np.where(node >= 0, rows * m + node, -1)
         tkey = np.where(member, key, -1).ravel()
         ok = tkey >= 0
         cnt = np.bincount(tkey[ok], minlength=S * m).astype(np.float64)
@@ -137,22 +237,33 @@ def regression_tree_predict(
             impurity = sq / cnt - mean * mean
         done = key >= 0
         pred[done] = mean[key[done]]  # leaf value if the node stays a leaf
-        can_split = (cnt >= min_samples_split) & (cnt >= 2 * min_samples_leaf) & (impurity > _EPS)
+        att = (cnt >= min_split) & (cnt >= 2 * min_leaf) & (impurity > _EPS)
         best = np.full((S * m, p), -np.inf)
         thr = np.zeros((S * m, p))
         for f in range(p):
             best[:, f], thr[:, f] = _best_split_of_feature(
                 tkey.reshape(S, n)[:, order[:, f]], xs[:, f], y_sorted[:, f], tot, cnt,
-                S * m, min_samples_leaf,
+                S * m, min_leaf,
             )  # fmt: skip
         top = best.max(axis=1)
-        split = can_split & np.isfinite(top)
-        feat = np.argmax(best, axis=1)  # lowest feature index among ties
-        # near-ties count too: scikit-learn sums y in each feature's order, so the
-        # proxies of one partition reached through two features differ by rounding
-        n_top = (best >= (top - _TIE_RTOL * np.abs(top))[:, None]).sum(axis=1)
-        tied |= ((n_top > 1) & split).reshape(S, m).any(axis=1)
-        # children: left 2r, right 2r+1 where r is the rank of the split node in its tree
+        split = att & np.isfinite(top)
+        is_top = best == top[:, None]
+        tie = split & (is_top.sum(axis=1) > 1)
+        # near-ties: scikit-learn sums y in each feature's order, so the proxies
+        # of one partition reached through two features may differ by rounding
+        near = best >= (top - _TIE_RTOL * np.abs(top))[:, None]
+        if not exact_sums:
+            flag |= (split & (near.sum(axis=1) > is_top.sum(axis=1))).reshape(S, m).any(axis=1)
+        c = np.zeros((S, m), dtype=np.int64) if guess is None or depth >= len(guess) else (
+            _lookup(path, *guess[depth], depth)
+        )  # fmt: skip
+        feat = np.where(
+            tie, _choose(is_top, pos[np.minimum(c.ravel(), len(pos) - 1)]), np.argmax(best, axis=1)
+        )
+        levels.append({
+            "path": path, "att": att.reshape(S, m), "split": split.reshape(S, m),
+            "tie": tie.reshape(S, m), "feat": feat.reshape(S, m), "top": is_top.reshape(S, m, p),
+        })  # fmt: skip
         split2 = split.reshape(S, m)
         rank = np.cumsum(split2, axis=1) - 1
         m_next = 2 * int(split2.sum(axis=1).max()) if split2.any() else 0
@@ -160,10 +271,62 @@ def regression_tree_predict(
         go = done & split[safe]
         f_of = feat[safe]
         right = X[np.arange(n)[None, :], f_of] > thr[safe, f_of]
-        new = np.where(go, 2 * rank.ravel()[safe] + right, -1)
-        node = new
+        node = np.where(go, 2 * rank.ravel()[safe] + right, -1)
+        nxt = np.zeros((S, m_next), dtype=np.int64)
+        sr, sj = np.nonzero(split2)
+        nxt[sr, 2 * rank[sr, sj]] = 2 * path[sr, sj]
+        nxt[sr, 2 * rank[sr, sj] + 1] = 2 * path[sr, sj] + 1
+        path = nxt
         m = m_next
-    return pred, tied
+        depth += 1
+        if depth > _MAX_DEPTH:
+            flag |= split2.any(axis=1)
+            break
+    return pred, flag, levels
+
+
+def _lookup(path: IntArray, old_path: IntArray, old_rank: IntArray, depth: int) -> IntArray:
+    """Ranks of the nodes ``path`` (S, m) found in a previous growth's level (0 if absent)."""
+    S = path.shape[0]
+    span = np.int64(1) << depth
+    rows = np.arange(S, dtype=np.int64)[:, None]
+    valid = old_path > 0
+    okey = (rows * span + old_path - span)[valid]  # ascending: rows, then left to right
+    orank = old_rank[valid]
+    nkey = rows * span + path - span
+    at = np.minimum(np.searchsorted(okey, nkey), max(len(okey) - 1, 0))
+    if len(okey) == 0:
+        return np.zeros(path.shape, dtype=np.int64)
+    return np.where((okey[at] == nkey) & (path > 0), orank[at], 0)
+
+
+def _preorder_ranks(levels: list[dict[str, np.ndarray]]) -> list[IntArray]:
+    """Count the searched nodes before each node in depth-first preorder, per level."""
+    below: list[IntArray] = [np.zeros(0, dtype=np.int64)] * len(levels)
+    nxt: IntArray | None = None
+    for L in range(len(levels) - 1, -1, -1):
+        lev = levels[L]
+        a = lev["att"].astype(np.int64)
+        if nxt is not None and nxt.shape[1] > 0:
+            rank = np.cumsum(lev["split"], axis=1) - 1
+            r = np.where(lev["split"], rank, 0)
+            kids = np.take_along_axis(nxt, 2 * r, 1) + np.take_along_axis(nxt, 2 * r + 1, 1)
+            a = a + np.where(lev["split"], kids, 0)
+        below[L] = a
+        nxt = a
+    ranks = [np.zeros_like(levels[0]["att"], dtype=np.int64)]
+    for L in range(len(levels) - 1):
+        lev, c = levels[L], ranks[L]
+        m_next = levels[L + 1]["att"].shape[1]
+        cn = np.zeros((c.shape[0], m_next), dtype=np.int64)
+        sr, sj = np.nonzero(lev["split"])
+        rank = np.cumsum(lev["split"], axis=1) - 1
+        left = 2 * rank[sr, sj]
+        base = c[sr, sj] + lev["att"][sr, sj]
+        cn[sr, left] = base
+        cn[sr, left + 1] = base + below[L + 1][sr, left]
+        ranks.append(cn)
+    return ranks
 
 
 def _best_split_of_feature(
@@ -240,7 +403,12 @@ def regression_tree_predict_exact(
     from sklearn.tree import DecisionTreeRegressor
 
     pred, tied = regression_tree_predict(
-        X, y, train_idx, min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf
+        X,
+        y,
+        train_idx,
+        min_samples_split=min_samples_split,
+        min_samples_leaf=min_samples_leaf,
+        random_state=random_state,
     )
     for s in np.flatnonzero(tied):
         tree = DecisionTreeRegressor(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.tree import DecisionTreeRegressor
 
 from cvstats.errors import ArgumentError
@@ -48,17 +50,29 @@ def test_real_valued_responses_give_sklearns_predictions(
     np.testing.assert_allclose(exact, ref, rtol=1e-12, atol=1e-12)
 
 
-def test_zero_one_responses_give_sklearns_predictions_exactly_without_feature_ties() -> None:
-    rng = np.random.default_rng(7)
+@pytest.mark.parametrize("p", [2, 3])
+def test_zero_one_responses_give_sklearns_predictions_exactly(p: int) -> None:
+    # ties between features are frequent with 0/1 responses: sklearn's visiting order decides
+    rng = np.random.default_rng(7 + p)
     n = 120
-    X = rng.normal(size=(n, 2))
+    X = rng.normal(size=(n, p))
     y = (rng.random(n) < 1 / (1 + np.exp(-2 * X[:, 0] + X[:, 1]))).astype(float)
     train = _subsets(rng, n, 70, 60)
     pred, tied = regression_tree_predict(X, y, train)
-    ref = _sklearn(X, y, train, 10, 5)
-    assert (~tied).sum() >= 5
-    np.testing.assert_array_equal(pred[~tied], ref[~tied])
-    np.testing.assert_array_equal(regression_tree_predict_exact(X, y, train), ref)
+    assert not tied.any()
+    np.testing.assert_array_equal(pred, _sklearn(X, y, train, 10, 5))
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(12, 90), share=st.floats(0.3, 0.9))
+def test_zero_one_trees_equal_sklearn_on_random_subsets(seed: int, n: int, share: float) -> None:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2)) * rng.exponential(size=2)
+    y = (rng.random(n) < 0.5 + 0.4 * np.sin(3 * X[:, 0] * X[:, 1])).astype(float)
+    train = _subsets(rng, n, max(1, int(share * n)), 12)
+    pred, tied = regression_tree_predict(X, y, train)
+    assert not tied.any()
+    np.testing.assert_array_equal(pred, _sklearn(X, y, train, 10, 5))
 
 
 def test_bad_inputs_are_named() -> None:
