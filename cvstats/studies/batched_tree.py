@@ -4,11 +4,14 @@
 ``DecisionTreeRegressor(min_samples_split, min_samples_leaf)`` (squared-error
 criterion, every feature tried, no depth limit) for every training set
 ``train_idx[s]`` of one dataset ``(X, y)`` and returns its prediction (leaf
-mean) for every example of the dataset. Each feature is sorted once; the
-trees are grown level by level: at each level every (tree, node, feature)
-finds its best split from masked cumulative counts and sums along the
-node-grouped sorted order, vectorized over trees and nodes (the only Python
-loops are over depth levels and features).
+mean) for every example of the dataset. Each feature is sorted once; per
+feature, the training examples of the open nodes of all trees sit in one flat
+array grouped by (tree, node) and sorted by the feature inside each group.
+The trees grow level by level: every (tree, node, feature) finds its best
+split from cumulative counts and sums along that array, vectorized over trees
+and nodes; the examples of leaves leave the arrays, and every example is
+routed down the finished trees at the end (the only Python loops are over
+depth levels, features and the rounds of the tie fixed point below).
 
 The rules are scikit-learn's (Breiman et al., 1984, ch. 8; scikit-learn's
 ``BestSplitter`` and ``DepthFirstTreeBuilder``):
@@ -129,7 +132,7 @@ def regression_tree_predict(
     member = np.zeros((S, n), dtype=bool)
     member[np.arange(S)[:, None], train_idx] = True
     order = np.argsort(X, axis=0, kind="stable")  # (n, p): each feature sorted once
-    data = (X, y, order, np.take_along_axis(X, order, axis=0), y[order])
+    data = (X, y, order)
     pos = _visit_positions(p, n + 1, random_state)
     pred = np.zeros((S, n))
     tied = np.ones(S, dtype=bool)
@@ -195,7 +198,7 @@ def _choose(top: np.ndarray, pos: IntArray) -> IntArray:
 
 
 def _grow(
-    data: tuple[FloatArray, FloatArray, IntArray, FloatArray, FloatArray],
+    data: tuple[FloatArray, FloatArray, IntArray],
     member: np.ndarray,
     min_split: int,
     min_leaf: int,
@@ -204,20 +207,27 @@ def _grow(
 ) -> tuple[FloatArray, np.ndarray, list[dict[str, np.ndarray]]]:
     """Grow the trees of the training masks ``member`` (S, n) level by level.
 
-    Exact ties between features are decided by the visiting order of the
-    node's preorder rank taken from ``guess`` (per level: node paths and ranks
-    of a previous growth; rank 0 for nodes not found). Returns the
-    predictions, the trees flagged (near-ties, too deep) and per level the
-    node paths (heap numbering), searched/split masks, ties, chosen features
-    and best-feature masks.
+    Per feature, the training examples of the open nodes are kept in one flat
+    array grouped by (tree, node), sorted by the feature inside each group;
+    examples of leaves leave the arrays. Exact ties between features are
+    decided by the visiting order of the node's preorder rank taken from
+    ``guess`` (per level: node paths and ranks of a previous growth; rank 0
+    for nodes not found). Returns the predictions of every example, the trees
+    flagged (near-ties, too deep) and per level the node paths (heap
+    numbering), searched/split masks, ties, chosen features and best-feature
+    masks.
     """
-    X, y, order, xs, y_sorted = data
+    X, y, order = data
     S, n = member.shape
     p = X.shape[1]
-    rows = np.arange(S)[:, None]
-    node = np.zeros((S, n), dtype=np.int64)
+    # flat (tree, example) entries of every feature, grouped by tree, sorted by the feature
+    ex = []
+    grp = []
+    for f in range(p):
+        r, i = np.nonzero(member[:, order[:, f]])
+        ex.append(order[i, f])
+        grp.append(r.astype(np.int64))
     path = np.ones((S, 1), dtype=np.int64)
-    pred = np.zeros((S, n))
     flag = np.zeros(S, dtype=bool)
     levels: list[dict[str, np.ndarray]] = []
     # integer responses: every sum is exact, the proxies are scikit-learn's bit for bit
@@ -225,34 +235,29 @@ def _grow(
     m = 1
     depth = 0
     while m > 0:
-        key = np.where(node >= 0, rows * m + node, -1)
-        tkey = np.where(member, key, -1).ravel()
-        ok = tkey >= 0
-        cnt = np.bincount(tkey[ok], minlength=S * m).astype(np.float64)
-        yk = np.broadcast_to(y, (S, n)).ravel()[ok]
-        tot = np.bincount(tkey[ok], weights=yk, minlength=S * m)
-        sq = np.bincount(tkey[ok], weights=yk * yk, minlength=S * m)
+        G = S * m
+        y0 = y[ex[0]]
+        cnt = np.bincount(grp[0], minlength=G).astype(np.float64)
+        tot = np.bincount(grp[0], weights=y0, minlength=G)
+        sq = np.bincount(grp[0], weights=y0 * y0, minlength=G)
         with np.errstate(divide="ignore", invalid="ignore"):
             mean = tot / cnt
             impurity = sq / cnt - mean * mean
-        done = key >= 0
-        pred[done] = mean[key[done]]  # leaf value if the node stays a leaf
         att = (cnt >= min_split) & (cnt >= 2 * min_leaf) & (impurity > _EPS)
-        best = np.full((S * m, p), -np.inf)
-        thr = np.zeros((S * m, p))
+        best = np.full((G, p), -np.inf)
+        thr = np.zeros((G, p))
         for f in range(p):
             best[:, f], thr[:, f] = _best_split_of_feature(
-                tkey.reshape(S, n)[:, order[:, f]], xs[:, f], y_sorted[:, f], tot, cnt,
-                S * m, min_leaf,
-            )  # fmt: skip
+                grp[f], X[ex[f], f], y[ex[f]], tot, cnt, G, min_leaf
+            )
         top = best.max(axis=1)
         split = att & np.isfinite(top)
         is_top = best == top[:, None]
         tie = split & (is_top.sum(axis=1) > 1)
-        # near-ties: scikit-learn sums y in each feature's order, so the proxies
-        # of one partition reached through two features may differ by rounding
-        near = best >= (top - _TIE_RTOL * np.abs(top))[:, None]
         if not exact_sums:
+            # scikit-learn sums y in each feature's order: the proxies of one
+            # partition reached through two features may differ by rounding
+            near = best >= (top - _TIE_RTOL * np.abs(top))[:, None]
             flag |= (split & (near.sum(axis=1) > is_top.sum(axis=1))).reshape(S, m).any(axis=1)
         c = np.zeros((S, m), dtype=np.int64) if guess is None or depth >= len(guess) else (
             _lookup(path, *guess[depth], depth)
@@ -260,18 +265,22 @@ def _grow(
         feat = np.where(
             tie, _choose(is_top, pos[np.minimum(c.ravel(), len(pos) - 1)]), np.argmax(best, axis=1)
         )
-        levels.append({
-            "path": path, "att": att.reshape(S, m), "split": split.reshape(S, m),
-            "tie": tie.reshape(S, m), "feat": feat.reshape(S, m), "top": is_top.reshape(S, m, p),
-        })  # fmt: skip
         split2 = split.reshape(S, m)
         rank = np.cumsum(split2, axis=1) - 1
         m_next = 2 * int(split2.sum(axis=1).max()) if split2.any() else 0
-        safe = np.where(done, key, 0)
-        go = done & split[safe]
-        f_of = feat[safe]
-        right = X[np.arange(n)[None, :], f_of] > thr[safe, f_of]
-        node = np.where(go, 2 * rank.ravel()[safe] + right, -1)
+        levels.append({
+            "path": path, "att": att.reshape(S, m), "split": split2,
+            "tie": tie.reshape(S, m), "feat": feat.reshape(S, m), "top": is_top.reshape(S, m, p),
+            "mean": mean, "thr": thr[np.arange(G), feat], "rank": rank.ravel(), "m": np.array(m),
+        })  # fmt: skip
+        for f in range(p):
+            g = grp[f]
+            keep = split[g]
+            e, g = ex[f][keep], g[keep]
+            right = X[e, feat[g]] > levels[-1]["thr"][g]
+            new = (g // m) * m_next + 2 * rank.ravel()[g] + right
+            o = np.argsort(new, kind="stable")
+            ex[f], grp[f] = e[o], new[o]
         nxt = np.zeros((S, m_next), dtype=np.int64)
         sr, sj = np.nonzero(split2)
         nxt[sr, 2 * rank[sr, sj]] = 2 * path[sr, sj]
@@ -282,7 +291,24 @@ def _grow(
         if depth > _MAX_DEPTH:
             flag |= split2.any(axis=1)
             break
-    return pred, flag, levels
+    return _route(X, levels, S), flag, levels
+
+
+def _route(X: FloatArray, levels: list[dict[str, np.ndarray]], S: int) -> FloatArray:
+    """Leaf mean of every example of ``X`` in each of the ``S`` trees of ``levels``."""
+    n = X.shape[0]
+    pred = np.zeros((S, n))
+    s, i = (a.ravel() for a in np.meshgrid(np.arange(S), np.arange(n), indexing="ij"))
+    node = np.zeros(S * n, dtype=np.int64)
+    for lev in levels:
+        m = int(lev["m"])
+        g = s * m + node
+        pred[s, i] = lev["mean"][g]
+        go = lev["split"].ravel()[g]
+        s, i, g = s[go], i[go], g[go]
+        right = X[i, lev["feat"].ravel()[g]] > lev["thr"][g]
+        node = 2 * lev["rank"][g] + right
+    return pred
 
 
 def _lookup(path: IntArray, old_path: IntArray, old_rank: IntArray, depth: int) -> IntArray:
@@ -330,9 +356,9 @@ def _preorder_ranks(levels: list[dict[str, np.ndarray]]) -> list[IntArray]:
 
 
 def _best_split_of_feature(
-    key_sorted: IntArray,
-    xf: FloatArray,
-    yf: FloatArray,
+    k: IntArray,
+    x: FloatArray,
+    yv: FloatArray,
     tot: FloatArray,
     cnt: FloatArray,
     n_groups: int,
@@ -340,18 +366,9 @@ def _best_split_of_feature(
 ) -> tuple[FloatArray, FloatArray]:
     """Best proxy and threshold of one feature for every (tree, node) group.
 
-    ``key_sorted`` (S, n): group of each example in the feature's sorted order
-    (-1 outside any training node); ``xf``, ``yf`` (n,): the sorted feature and
-    the responses in that order.
+    ``k``: group of each entry, ascending, entries of a group sorted by the
+    feature; ``x``, ``yv``: the feature and the responses of the entries.
     """
-    S, n = key_sorted.shape
-    # group the examples by node, keeping the feature order inside each group
-    perm = np.argsort(np.where(key_sorted >= 0, key_sorted, n_groups), axis=1, kind="stable")
-    k = np.take_along_axis(key_sorted, perm, axis=1).ravel()
-    keep = k >= 0
-    k = k[keep]
-    pos = perm.ravel()[keep]
-    x, yv = xf[pos], yf[pos]
     c_y = np.cumsum(yv)
     idx = np.arange(len(k))
     start = np.ones(len(k), dtype=bool)
@@ -366,7 +383,7 @@ def _best_split_of_feature(
     valid = (
         (nxt > idx)
         & (k[nxt] == k)
-        & (xf[pos[nxt]] > x + _FEATURE_THRESHOLD)
+        & (x[nxt] > x + _FEATURE_THRESHOLD)
         & (n_left >= min_leaf)
         & (n_right >= min_leaf)
     )
@@ -380,7 +397,7 @@ def _best_split_of_feature(
     thr = np.zeros(n_groups)
     found = at < len(k)
     a = at[found]
-    thr[found] = x[a] / 2.0 + xf[pos[a + 1]] / 2.0
+    thr[found] = x[a] / 2.0 + x[a + 1] / 2.0
     return best, thr
 
 
