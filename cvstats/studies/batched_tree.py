@@ -54,12 +54,18 @@ with scikit-learn; leaf means equal scikit-learn's to rounding.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from cvstats.errors import ArgumentError
 from cvstats.studies._common import FloatArray, IntArray
 
-__all__ = ["regression_tree_predict", "regression_tree_predict_exact"]
+__all__ = [
+    "classification_tree_predict",
+    "regression_tree_predict",
+    "regression_tree_predict_exact",
+]
 
 _FEATURE_THRESHOLD = 1e-7
 _EPS = float(np.finfo(np.float64).eps)
@@ -119,38 +125,117 @@ def regression_tree_predict(
         ``pred[s, i]``: prediction of tree ``s`` for example ``i`` (the mean
         of ``y`` over the training examples of its leaf).
     tied : ndarray of bool, shape (S,)
-        Trees with two features' best proxies equal to rounding, not exactly
-        (real-valued ``y`` only, see the module docstring): only there may
-        ``pred`` differ from scikit-learn's beyond rounding.
+        Trees that may differ from scikit-learn's beyond rounding: two
+        features' best proxies equal to rounding, not exactly (real-valued
+        ``y``), or a tie between features in a tree where some feature is
+        constant in a searched node (tied feature values; see the module
+        docstring).
     """
     X = np.asarray(X, dtype=np.float32).astype(np.float64)
     y = np.asarray(y, dtype=np.float64)
     train_idx = np.asarray(train_idx)
     _check(X, y, train_idx, min_samples_split, min_samples_leaf)
+    exact = bool(np.all(y == np.round(y)) and np.abs(y).sum() < 2.0**52)
+    crit = _Criterion("mse", y, 0, exact)
+    return _fit_predict(X, crit, train_idx, min_samples_split, min_samples_leaf, random_state)
+
+
+def classification_tree_predict(
+    X: FloatArray,
+    y: np.ndarray,
+    train_idx: IntArray,
+    *,
+    min_samples_split: int = 10,
+    min_samples_leaf: int = 5,
+    random_state: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Predictions of the Gini classification trees of many training subsets of one dataset.
+
+    The trees of ``DecisionTreeClassifier(criterion="gini", min_samples_split,
+    min_samples_leaf, random_state)``: the proxy maximized is scikit-learn's
+    ``-n_R G_R - n_L G_L`` with ``G = 1 - Σ_k n_k² / n²`` (Breiman et al.,
+    1984, §4.3), computed in the same floating-point operations from exact
+    class counts, so the proxies are scikit-learn's bit for bit; a leaf
+    predicts its most frequent class (the smallest label among equals).
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, p)
+        Features of the dataset (cast to float32 as scikit-learn does).
+    y : ndarray, shape (n,)
+        Class labels (any sortable values).
+    train_idx : ndarray of int, shape (S, n1)
+        Training set ``s`` is ``(X[train_idx[s]], y[train_idx[s]])`` (distinct indices).
+    min_samples_split, min_samples_leaf : int, default 10, 5
+        scikit-learn's stopping rules.
+    random_state : int, default 0
+        The trees' ``random_state`` in scikit-learn (the order in which
+        features are visited, see the module docstring).
+
+    Returns
+    -------
+    pred : ndarray, shape (S, n)
+        ``pred[s, i]``: label predicted by tree ``s`` for example ``i``.
+    tied : ndarray of bool, shape (S,)
+        Trees that may differ from scikit-learn's: a tie between features in
+        a tree where some feature is constant in a searched node (tied
+        feature values, e.g. integer features; see the module docstring).
+    """
+    X = np.asarray(X, dtype=np.float32).astype(np.float64)
+    y = np.asarray(y)
+    train_idx = np.asarray(train_idx)
+    _check(X, np.zeros(y.shape), train_idx, min_samples_split, min_samples_leaf)
+    labels, codes = np.unique(y, return_inverse=True)
+    crit = _Criterion("gini", codes.astype(np.int64), len(labels), True)
+    pred, tied = _fit_predict(
+        X, crit, train_idx, min_samples_split, min_samples_leaf, random_state
+    )
+    return labels[pred.astype(np.int64)], tied
+
+
+@dataclass(frozen=True)
+class _Criterion:
+    """Splitting criterion: ``"mse"`` (responses ``y``) or ``"gini"`` (class codes ``y < K``).
+
+    ``exact``: every sum of ``y`` is exact (integer responses, class counts),
+    so two proxies are equal exactly when scikit-learn's are.
+    """
+
+    kind: str
+    y: np.ndarray
+    K: int
+    exact: bool
+
+
+def _fit_predict(
+    X: FloatArray,
+    crit: _Criterion,
+    train_idx: IntArray,
+    min_split: int,
+    min_leaf: int,
+    random_state: int,
+) -> tuple[FloatArray, np.ndarray]:
+    """Grow the trees to the tie fixed point; leaf values of every example and the flags."""
     n, p = X.shape
     S = train_idx.shape[0]
     member = np.zeros((S, n), dtype=bool)
     member[np.arange(S)[:, None], train_idx] = True
     order = np.argsort(X, axis=0, kind="stable")  # (n, p): each feature sorted once
-    data = (X, y, order)
     pos = _visit_positions(p, n + 1, random_state)
     pred = np.zeros((S, n))
     tied = np.ones(S, dtype=bool)
     todo = np.arange(S)
     guess: list[tuple[IntArray, IntArray]] | None = None
-    for _ in range(_MAX_ROUNDS):
-        pr, flag, levels = _grow(
-            data, member[todo], min_samples_split, min_samples_leaf, pos, guess
-        )
+    for round_ in range(_MAX_ROUNDS):
+        flag, levels = _grow(X, order, crit, member[todo], min_split, min_leaf, pos, guess)
         ranks = _preorder_ranks(levels)
         bad = np.zeros(len(todo), dtype=bool)
         for lev, c in zip(levels, ranks, strict=True):
-            tie = lev["tie"]
             want = _choose(lev["top"], pos[np.minimum(c, len(pos) - 1)])
-            bad |= (tie & (want != lev["feat"])).any(axis=1)
-        ok = ~bad
-        pred[todo[ok]] = pr[ok]
-        tied[todo[ok]] = flag[ok]
+            bad |= (lev["tie"] & (want != lev["feat"])).any(axis=1)
+        done = np.flatnonzero(~bad) if round_ < _MAX_ROUNDS - 1 else np.arange(len(todo))
+        pred[todo[done]] = _route(X, levels, done)
+        tied[todo[done]] = flag[done] | bad[done]
         if not bad.any():
             break
         guess = [(lev["path"][bad], c[bad]) for lev, c in zip(levels, ranks, strict=True)]
@@ -198,13 +283,15 @@ def _choose(top: np.ndarray, pos: IntArray) -> IntArray:
 
 
 def _grow(
-    data: tuple[FloatArray, FloatArray, IntArray],
+    X: FloatArray,
+    order: IntArray,
+    crit: _Criterion,
     member: np.ndarray,
     min_split: int,
     min_leaf: int,
     pos: IntArray,
     guess: list[tuple[IntArray, IntArray]] | None,
-) -> tuple[FloatArray, np.ndarray, list[dict[str, np.ndarray]]]:
+) -> tuple[np.ndarray, list[dict[str, np.ndarray]]]:
     """Grow the trees of the training masks ``member`` (S, n) level by level.
 
     Per feature, the training examples of the open nodes are kept in one flat
@@ -212,12 +299,11 @@ def _grow(
     examples of leaves leave the arrays. Exact ties between features are
     decided by the visiting order of the node's preorder rank taken from
     ``guess`` (per level: node paths and ranks of a previous growth; rank 0
-    for nodes not found). Returns the predictions of every example, the trees
-    flagged (near-ties, too deep) and per level the node paths (heap
-    numbering), searched/split masks, ties, chosen features and best-feature
-    masks.
+    for nodes not found). Returns the trees flagged (near-ties, ties with a
+    constant feature somewhere, too deep) and per level the node paths (heap
+    numbering), searched/split masks, ties, chosen features, best-feature
+    masks, thresholds and leaf values.
     """
-    X, y, order = data
     S, n = member.shape
     p = X.shape[1]
     # flat (tree, example) entries of every feature, grouped by tree, sorted by the feature
@@ -229,32 +315,29 @@ def _grow(
         grp.append(r.astype(np.int64))
     path = np.ones((S, 1), dtype=np.int64)
     flag = np.zeros(S, dtype=bool)
+    some_tie = np.zeros(S, dtype=bool)
+    some_const = np.zeros(S, dtype=bool)
     levels: list[dict[str, np.ndarray]] = []
-    # integer responses: every sum is exact, the proxies are scikit-learn's bit for bit
-    exact_sums = bool(np.all(y == np.round(y)) and np.abs(y).sum() < 2.0**52)
     m = 1
     depth = 0
     while m > 0:
         G = S * m
-        y0 = y[ex[0]]
-        cnt = np.bincount(grp[0], minlength=G).astype(np.float64)
-        tot = np.bincount(grp[0], weights=y0, minlength=G)
-        sq = np.bincount(grp[0], weights=y0 * y0, minlength=G)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mean = tot / cnt
-            impurity = sq / cnt - mean * mean
-        att = (cnt >= min_split) & (cnt >= 2 * min_leaf) & (impurity > _EPS)
+        att, value, stats = _node_stats(crit, grp[0], ex[0], G, min_split, min_leaf)
         best = np.full((G, p), -np.inf)
         thr = np.zeros((G, p))
+        const = np.zeros((G, p), dtype=bool)
+        firsts = [_group_first(g) for g in grp]
         for f in range(p):
-            best[:, f], thr[:, f] = _best_split_of_feature(
-                grp[f], X[ex[f], f], y[ex[f]], tot, cnt, G, min_leaf
+            best[:, f], thr[:, f], const[:, f] = _best_split_of_feature(
+                crit, grp[f], firsts[f], ex[f], X[ex[f], f], stats, G, min_leaf
             )
         top = best.max(axis=1)
         split = att & np.isfinite(top)
         is_top = best == top[:, None]
         tie = split & (is_top.sum(axis=1) > 1)
-        if not exact_sums:
+        some_tie |= tie.reshape(S, m).any(axis=1)
+        some_const |= (att & const.any(axis=1)).reshape(S, m).any(axis=1)
+        if not crit.exact:
             # scikit-learn sums y in each feature's order: the proxies of one
             # partition reached through two features may differ by rounding
             near = best >= (top - _TIE_RTOL * np.abs(top))[:, None]
@@ -268,19 +351,20 @@ def _grow(
         split2 = split.reshape(S, m)
         rank = np.cumsum(split2, axis=1) - 1
         m_next = 2 * int(split2.sum(axis=1).max()) if split2.any() else 0
+        thr_f = thr[np.arange(G), feat]
         levels.append({
             "path": path, "att": att.reshape(S, m), "split": split2,
             "tie": tie.reshape(S, m), "feat": feat.reshape(S, m), "top": is_top.reshape(S, m, p),
-            "mean": mean, "thr": thr[np.arange(G), feat], "rank": rank.ravel(), "m": np.array(m),
+            "value": value, "thr": thr_f, "rank": rank.ravel(), "m": np.array(m),
         })  # fmt: skip
+        child = (np.arange(G) // m) * m_next + 2 * rank.ravel()  # left child's group
+        # which way each training example of a split node goes, looked up by every feature
+        goes_right = np.zeros((S, n), dtype=bool)
+        keep = split[grp[0]]
+        g0, e0 = grp[0][keep], ex[0][keep]
+        goes_right[g0 // m, e0] = X[e0, feat[g0]] > thr_f[g0]
         for f in range(p):
-            g = grp[f]
-            keep = split[g]
-            e, g = ex[f][keep], g[keep]
-            right = X[e, feat[g]] > levels[-1]["thr"][g]
-            new = (g // m) * m_next + 2 * rank.ravel()[g] + right
-            o = np.argsort(new, kind="stable")
-            ex[f], grp[f] = e[o], new[o]
+            ex[f], grp[f] = _partition(ex[f], grp[f], firsts[f], split, child, goes_right, m)
         nxt = np.zeros((S, m_next), dtype=np.int64)
         sr, sj = np.nonzero(split2)
         nxt[sr, 2 * rank[sr, sj]] = 2 * path[sr, sj]
@@ -291,21 +375,123 @@ def _grow(
         if depth > _MAX_DEPTH:
             flag |= split2.any(axis=1)
             break
-    return _route(X, levels, S), flag, levels
+    return flag | (some_tie & some_const), levels
 
 
-def _route(X: FloatArray, levels: list[dict[str, np.ndarray]], S: int) -> FloatArray:
-    """Leaf mean of every example of ``X`` in each of the ``S`` trees of ``levels``."""
+def _node_stats(
+    crit: _Criterion, g: IntArray, e: IntArray, G: int, min_split: int, min_leaf: int
+) -> tuple[np.ndarray, FloatArray, tuple[FloatArray, ...]]:
+    """Return the searched mask, leaf value and sums the proxies need, per (tree, node) group.
+
+    A node is searched (not a leaf) when it holds at least ``min_split`` and
+    ``2 min_leaf`` examples and its impurity exceeds the float64 epsilon
+    (squared error: ``E[y²] - E[y]²``; Gini: the node is not pure).
+    """
+    if crit.kind == "gini":
+        T = np.bincount(g * crit.K + crit.y[e], minlength=G * crit.K).reshape(G, crit.K)
+        cnt = T.sum(axis=1)
+        impure = T.max(axis=1) < cnt
+        value = np.argmax(T, axis=1).astype(np.float64)
+        Tf = T.astype(np.float64)
+        stats: tuple[FloatArray, ...] = (cnt.astype(np.float64), Tf, (Tf * Tf).sum(axis=1))
+    else:
+        y0 = crit.y[e]
+        cntf = np.bincount(g, minlength=G).astype(np.float64)
+        tot = np.bincount(g, weights=y0, minlength=G)
+        sq = np.bincount(g, weights=y0 * y0, minlength=G)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = tot / cntf
+            impure = sq / cntf - value * value > _EPS
+        cnt = cntf
+        stats = (cntf, tot)
+    att = (cnt >= min_split) & (cnt >= 2 * min_leaf) & impure
+    return att, value, stats
+
+
+def _partition(
+    e: IntArray,
+    g: IntArray,
+    first: IntArray,
+    split: np.ndarray,
+    child: IntArray,
+    goes_right: np.ndarray,
+    m: int,
+) -> tuple[IntArray, IntArray]:
+    """Move the entries of the split groups to their children's groups, stably, in O(N).
+
+    ``e``, ``g``: examples and groups of one feature's flat array (groups
+    ascending; ``first``: :func:`_group_first`); ``split[g]``: group ``g``
+    is split; ``child[g]``: its left child's group in the next level (the
+    right one is ``child[g] + 1``); ``goes_right[tree, example]``: the
+    example goes to the right child (``m`` groups per tree). The children
+    keep the parent's order, left child before right child.
+    """
+    keep = split[g]
+    e, g = e[keep], g[keep]
+    if len(e) == 0:
+        return e, g
+    right = goes_right[g // m, e]
+    new = child[g] + right
+    # groups stay contiguous once the leaves' entries are dropped
+    first = _group_first(g) if not keep.all() else first
+    c_r = np.cumsum(right)
+    c_l = np.arange(1, len(e) + 1) - c_r
+    base_r = np.where(first > 0, c_r[first - 1], 0)
+    # position inside the child: rank among the parent's entries going the same way
+    within = np.where(right, c_r - base_r, c_l - (first - base_r)) - 1
+    counts = np.bincount(new)
+    dest = (np.cumsum(counts) - counts)[new] + within
+    e_out = np.empty_like(e)
+    g_out = np.empty_like(g)
+    e_out[dest] = e
+    g_out[dest] = new
+    return e_out, g_out
+
+
+def _group_first(g: IntArray) -> IntArray:
+    """Index of the first entry of each entry's group (``g`` grouped, contiguous)."""
+    start = np.ones(len(g), dtype=bool)
+    start[1:] = g[1:] != g[:-1]
+    st = np.flatnonzero(start)
+    return np.repeat(st, np.diff(np.append(st, len(g))))
+
+
+def _group_cumsum(v: FloatArray, first: IntArray) -> FloatArray:
+    """Cumulative sums of ``v`` restarting at each group (``first``: :func:`_group_first`)."""
+    c = np.cumsum(v)
+    return c - np.where(first > 0, c[first - 1], 0.0)
+
+
+def _same_class_rank(g: IntArray, codes: IntArray, K: int) -> IntArray:
+    """Count the earlier entries of the same group with the same class, per entry.
+
+    A stable sort by class (a radix sort for small ``K``) keeps each class's
+    entries in group order, so (class, group) runs are contiguous there.
+    """
+    small = codes.astype(np.uint8 if K <= 256 else np.int64)
+    o = np.argsort(small, kind="stable")
+    gs, cs = g[o], small[o]
+    brk = np.ones(len(g), dtype=bool)
+    brk[1:] = (gs[1:] != gs[:-1]) | (cs[1:] != cs[:-1])
+    j = np.arange(len(g))
+    r = np.empty(len(g), dtype=np.int64)
+    r[o] = j - np.maximum.accumulate(np.where(brk, j, 0))
+    return r
+
+
+def _route(X: FloatArray, levels: list[dict[str, np.ndarray]], rows: IntArray) -> FloatArray:
+    """Leaf value of every example of ``X`` in the trees ``rows`` of ``levels``."""
     n = X.shape[0]
-    pred = np.zeros((S, n))
-    s, i = (a.ravel() for a in np.meshgrid(np.arange(S), np.arange(n), indexing="ij"))
-    node = np.zeros(S * n, dtype=np.int64)
+    pred = np.zeros((len(rows), n))
+    t, i = (a.ravel() for a in np.meshgrid(np.arange(len(rows)), np.arange(n), indexing="ij"))
+    s = np.asarray(rows)[t]
+    node = np.zeros(len(t), dtype=np.int64)
     for lev in levels:
         m = int(lev["m"])
         g = s * m + node
-        pred[s, i] = lev["mean"][g]
+        pred[t, i] = lev["value"][g]
         go = lev["split"].ravel()[g]
-        s, i, g = s[go], i[go], g[go]
+        t, s, i, g = t[go], s[go], i[go], g[go]
         right = X[i, lev["feat"].ravel()[g]] > lev["thr"][g]
         node = 2 * lev["rank"][g] + right
     return pred
@@ -356,30 +542,36 @@ def _preorder_ranks(levels: list[dict[str, np.ndarray]]) -> list[IntArray]:
 
 
 def _best_split_of_feature(
+    crit: _Criterion,
     k: IntArray,
+    first: IntArray,
+    e: IntArray,
     x: FloatArray,
-    yv: FloatArray,
-    tot: FloatArray,
-    cnt: FloatArray,
+    stats: tuple[FloatArray, ...],
     n_groups: int,
     min_leaf: int,
-) -> tuple[FloatArray, FloatArray]:
-    """Best proxy and threshold of one feature for every (tree, node) group.
+) -> tuple[FloatArray, FloatArray, np.ndarray]:
+    """Best proxy, its threshold and constancy of one feature for every (tree, node) group.
 
     ``k``: group of each entry, ascending, entries of a group sorted by the
-    feature; ``x``, ``yv``: the feature and the responses of the entries.
+    feature (``first``: :func:`_group_first` of ``k``); ``e``: their examples,
+    ``x``: their feature values; ``stats``:
+    :func:`_node_stats`'s sums. Returns the best proxy (``-inf`` without a
+    valid split), its threshold (the first among equal proxies) and whether
+    the feature is constant in the group (scikit-learn's test
+    ``max <= min + 1e-7``).
     """
-    c_y = np.cumsum(yv)
-    idx = np.arange(len(k))
-    start = np.ones(len(k), dtype=bool)
-    start[1:] = k[1:] != k[:-1]
-    first = np.maximum.accumulate(np.where(start, idx, 0))
-    base = np.where(first > 0, c_y[first - 1], 0.0)
+    N = len(k)
+    best = np.full(n_groups, -np.inf)
+    thr = np.zeros(n_groups)
+    const = np.zeros(n_groups, dtype=bool)
+    if N == 0:
+        return best, thr, const
+    cnt = stats[0]
+    idx = np.arange(N)
     n_left = (idx - first + 1).astype(np.float64)
-    s_left = c_y - base
     n_right = cnt[k] - n_left
-    s_right = tot[k] - s_left
-    nxt = np.minimum(idx + 1, len(k) - 1)
+    nxt = np.minimum(idx + 1, N - 1)
     valid = (
         (nxt > idx)
         & (k[nxt] == k)
@@ -387,18 +579,33 @@ def _best_split_of_feature(
         & (n_left >= min_leaf)
         & (n_right >= min_leaf)
     )
+    yv = crit.y[e]
     with np.errstate(divide="ignore", invalid="ignore"):
-        proxy = np.where(valid, s_left * s_left / n_left + s_right * s_right / n_right, -np.inf)
-    best = np.full(n_groups, -np.inf)
-    np.maximum.at(best, k, proxy)
+        if crit.kind == "gini":
+            # Σ_k L_k² grows by 2 L_{y} + 1 per entry; Σ_k (T_k - L_k)² = ΣT² - 2 Σ T_k L_k + ΣL²
+            _, T, sqT = stats
+            sq_l = _group_cumsum(2.0 * _same_class_rank(k, yv, crit.K) + 1.0, first)
+            sq_r = sqT[k] - 2.0 * _group_cumsum(T[k, yv], first) + sq_l
+            # scikit-learn's Gini.children_impurity and proxy_impurity_improvement, op for op
+            gini_l = 1.0 - sq_l / (n_left * n_left)
+            gini_r = 1.0 - sq_r / (n_right * n_right)
+            proxy = -n_right * gini_r - n_left * gini_l
+        else:
+            s_left = _group_cumsum(yv, first)
+            s_right = stats[1][k] - s_left
+            proxy = s_left * s_left / n_left + s_right * s_right / n_right
+    proxy = np.where(valid, proxy, -np.inf)
+    st = np.flatnonzero(first == idx)
+    gid = k[st]
+    best[gid] = np.maximum.reduceat(proxy, st)
     hit = valid & (proxy == best[k])
-    at = np.full(n_groups, len(k))
-    np.minimum.at(at, k[hit], idx[hit])  # first (smallest threshold) among equal proxies
-    thr = np.zeros(n_groups)
-    found = at < len(k)
+    at = np.minimum.reduceat(np.where(hit, idx, N), st)  # first (smallest threshold) of equals
+    found = at < N
     a = at[found]
-    thr[found] = x[a] / 2.0 + x[a + 1] / 2.0
-    return best, thr
+    thr[gid[found]] = x[a] / 2.0 + x[a + 1] / 2.0
+    last = np.append(st[1:], N) - 1
+    const[gid] = x[last] <= x[st] + _FEATURE_THRESHOLD
+    return best, thr, const
 
 
 def regression_tree_predict_exact(
@@ -410,7 +617,7 @@ def regression_tree_predict_exact(
     min_samples_leaf: int = 5,
     random_state: int = 0,
 ) -> FloatArray:
-    """:func:`regression_tree_predict` with the tied trees refitted by scikit-learn.
+    """:func:`regression_tree_predict` with the flagged trees refitted by scikit-learn.
 
     Equal to ``DecisionTreeRegressor(min_samples_split=..., min_samples_leaf=...,
     random_state=random_state).fit(X[tr], y[tr]).predict(X)`` for every
