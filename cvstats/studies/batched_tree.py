@@ -93,6 +93,20 @@ def _check(
         )
 
 
+def _check_test(test_idx: IntArray | None, train_idx: IntArray, n: int) -> IntArray | None:
+    if test_idx is None:
+        return None
+    test_idx = np.asarray(test_idx)
+    if test_idx.ndim != 2 or test_idx.shape[0] != train_idx.shape[0]:
+        raise ArgumentError(
+            f"`test_idx` must have shape (S, n2) with S = {train_idx.shape[0]} "
+            f"(the rows of `train_idx`), got {test_idx.shape}."
+        )
+    if test_idx.size and (test_idx.min() < 0 or test_idx.max() >= n):
+        raise ArgumentError(f"`test_idx` must index the {n} examples of `X`.")
+    return test_idx
+
+
 def regression_tree_predict(
     X: FloatArray,
     y: FloatArray,
@@ -101,6 +115,7 @@ def regression_tree_predict(
     min_samples_split: int = 10,
     min_samples_leaf: int = 5,
     random_state: int = 0,
+    test_idx: IntArray | None = None,
 ) -> tuple[FloatArray, np.ndarray]:
     """Predictions of the regression trees of many training subsets of one dataset.
 
@@ -118,12 +133,16 @@ def regression_tree_predict(
         The trees' ``random_state`` in scikit-learn: it fixes the order in
         which features are visited, hence which of two equally good features
         splits a node (see the module docstring).
+    test_idx : ndarray of int, shape (S, n2), optional
+        Predict only the examples ``test_idx[s]`` with tree ``s`` (default:
+        every example of the dataset).
 
     Returns
     -------
-    pred : ndarray, shape (S, n)
-        ``pred[s, i]``: prediction of tree ``s`` for example ``i`` (the mean
-        of ``y`` over the training examples of its leaf).
+    pred : ndarray, shape (S, n) or (S, n2)
+        ``pred[s, i]``: prediction of tree ``s`` for example ``i`` (or
+        ``test_idx[s, i]``): the mean of ``y`` over the training examples of
+        its leaf.
     tied : ndarray of bool, shape (S,)
         Trees that may differ from scikit-learn's beyond rounding: two
         features' best proxies equal to rounding, not exactly (real-valued
@@ -137,7 +156,10 @@ def regression_tree_predict(
     _check(X, y, train_idx, min_samples_split, min_samples_leaf)
     exact = bool(np.all(y == np.round(y)) and np.abs(y).sum() < 2.0**52)
     crit = _Criterion("mse", y, 0, exact)
-    return _fit_predict(X, crit, train_idx, min_samples_split, min_samples_leaf, random_state)
+    return _fit_predict(
+        X, crit, train_idx, min_samples_split, min_samples_leaf, random_state,
+        _check_test(test_idx, train_idx, len(y)),
+    )  # fmt: skip
 
 
 def classification_tree_predict(
@@ -148,6 +170,7 @@ def classification_tree_predict(
     min_samples_split: int = 10,
     min_samples_leaf: int = 5,
     random_state: int = 0,
+    test_idx: IntArray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Predictions of the Gini classification trees of many training subsets of one dataset.
 
@@ -171,11 +194,15 @@ def classification_tree_predict(
     random_state : int, default 0
         The trees' ``random_state`` in scikit-learn (the order in which
         features are visited, see the module docstring).
+    test_idx : ndarray of int, shape (S, n2), optional
+        Predict only the examples ``test_idx[s]`` with tree ``s`` (default:
+        every example of the dataset).
 
     Returns
     -------
-    pred : ndarray, shape (S, n)
-        ``pred[s, i]``: label predicted by tree ``s`` for example ``i``.
+    pred : ndarray, shape (S, n) or (S, n2)
+        ``pred[s, i]``: label predicted by tree ``s`` for example ``i`` (or
+        ``test_idx[s, i]``).
     tied : ndarray of bool, shape (S,)
         Trees that may differ from scikit-learn's: a tie between features in
         a tree where some feature is constant in a searched node (tied
@@ -188,8 +215,9 @@ def classification_tree_predict(
     labels, codes = np.unique(y, return_inverse=True)
     crit = _Criterion("gini", codes.astype(np.int64), len(labels), True)
     pred, tied = _fit_predict(
-        X, crit, train_idx, min_samples_split, min_samples_leaf, random_state
-    )
+        X, crit, train_idx, min_samples_split, min_samples_leaf, random_state,
+        _check_test(test_idx, train_idx, len(y)),
+    )  # fmt: skip
     return labels[pred.astype(np.int64)], tied
 
 
@@ -214,39 +242,135 @@ def _fit_predict(
     min_split: int,
     min_leaf: int,
     random_state: int,
+    test_idx: IntArray | None,
 ) -> tuple[FloatArray, np.ndarray]:
-    """Grow the trees to the tie fixed point; leaf values of every example and the flags."""
+    """Grow the trees, regrow the subtrees of inconsistent ties until none is left.
+
+    Returns the leaf value of every example (or of ``test_idx[s]``) in every
+    tree and the trees flagged.
+    """
     n, p = X.shape
     S = train_idx.shape[0]
     member = np.zeros((S, n), dtype=bool)
     member[np.arange(S)[:, None], train_idx] = True
     order = np.argsort(X, axis=0, kind="stable")  # (n, p): each feature sorted once
     pos = _visit_positions(p, n + 1, random_state)
-    pred = np.zeros((S, n))
-    tied = np.ones(S, dtype=bool)
-    todo = np.arange(S)
-    guess: list[tuple[IntArray, IntArray]] | None = None
-    for round_ in range(_MAX_ROUNDS):
-        flag, levels = _grow(X, order, crit, member[todo], min_split, min_leaf, pos, guess)
-        ranks = _preorder_ranks(levels)
-        bad = np.zeros(len(todo), dtype=bool)
-        for lev, c in zip(levels, ranks, strict=True):
-            want = _choose(lev["top"], pos[np.minimum(c, len(pos) - 1)])
-            bad |= (lev["tie"] & (want != lev["feat"])).any(axis=1)
-        done = np.flatnonzero(~bad) if round_ < _MAX_ROUNDS - 1 else np.arange(len(todo))
-        pred[todo[done]] = _route(X, levels, done)
-        tied[todo[done]] = flag[done] | bad[done]
-        if not bad.any():
+    ctx = (X, order, crit, min_split, min_leaf, pos)
+    trees = np.arange(S)
+    # padded key of the leaf holding each training example (tree, example), -1 elsewhere
+    leafpad = np.full((S, n), -1, dtype=np.int64)
+    tab, (lt, le, lk) = _grow(
+        ctx, member, np.ones(S, np.int64), np.zeros(S, np.int64), trees, None, None
+    )
+    leafpad[lt, le] = lk
+    unresolved = np.zeros(S, dtype=bool)
+    for round_ in range(_MAX_ROUNDS + 1):
+        tab = _in_preorder(tab)
+        c = _preorder_counts(tab)
+        want = _choose(tab["top"], pos[np.minimum(c, len(pos) - 1)])
+        wrong = tab["tie"] & (want != tab["feat"])
+        if not wrong.any():
             break
-        guess = [(lev["path"][bad], c[bad]) for lev, c in zip(levels, ranks, strict=True)]
-        todo = todo[bad]
-    return pred, tied
+        if round_ == _MAX_ROUNDS:
+            unresolved[tab["tree"][wrong]] = True
+            break
+        # the subtrees of the outermost wrong ties are regrown with the right feature
+        idx = np.arange(len(c))
+        reach = np.maximum.accumulate(np.where(wrong, _subtree_end(tab), -1))
+        before = np.concatenate([[-1], reach[:-1]])
+        roots = np.flatnonzero(wrong & (before <= idx))
+        gone = reach > idx
+        rt = tab["tree"][roots]
+        key = _preorder_keys(tab)
+        lo = key[roots]
+        hi = lo + (np.int64(1) << (_MAX_DEPTH - tab["depth"][roots]))
+        t, e = np.nonzero(leafpad >= 0)
+        lp = leafpad[t, e]
+        at = np.searchsorted(lo, lp, side="right") - 1
+        inside = (at >= 0) & (lp < hi[np.maximum(at, 0)])
+        sub = np.zeros((len(roots), n), dtype=bool)
+        sub[at[inside], e[inside]] = True
+        keys = _node_keys(tab["tree"], tab["path"])
+        o = np.argsort(keys)
+        guess = (keys[o], c[o])
+        new, (lt, le, lk) = _grow(
+            ctx, sub, tab["path"][roots], tab["depth"][roots], rt, want[roots], guess
+        )
+        leafpad[lt, le] = lk
+        tab = {k: np.concatenate([v[~gone], new[k]]) for k, v in tab.items()}
+    tab = _in_preorder(tab)
+    at_idx = np.broadcast_to(np.arange(n), (S, n)) if test_idx is None else test_idx
+    leaf = _leaves(tab, X, np.repeat(trees, at_idx.shape[1]), at_idx.ravel())
+    pred = tab["value"][leaf].reshape(at_idx.shape)
+    flag = unresolved
+    for name in ("near", "deep"):
+        flag |= np.bincount(tab["tree"], weights=tab[name], minlength=S) > 0
+    some_tie = np.bincount(tab["tree"], weights=tab["tie"], minlength=S) > 0
+    some_const = np.bincount(tab["tree"], weights=tab["const"], minlength=S) > 0
+    return pred, flag | (some_tie & some_const)
 
 
-#: Rounds of the tie fixed point before the remaining trees are left flagged.
-_MAX_ROUNDS = 30
-#: Deepest level whose node paths fit the int64 keys of the fixed point.
+#: Rounds of subtree regrowth before the trees with a wrong tie left are flagged.
+_MAX_ROUNDS = 60
+#: Deepest level of a node: heap paths and preorder keys fit int64 (longer branches flagged).
 _MAX_DEPTH = 40
+_SHIFT = 42  # node key: tree << _SHIFT | heap path (paths < 2**41)
+
+
+def _node_keys(tree: IntArray, path: IntArray) -> IntArray:
+    return (tree.astype(np.int64) << _SHIFT) | path
+
+
+def _in_preorder(tab: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Sort the node table by tree, then depth-first preorder (left child first)."""
+    o = np.lexsort((tab["depth"], _padded(tab), tab["tree"]))
+    return {k: v[o] for k, v in tab.items()}
+
+
+def _padded(tab: dict[str, np.ndarray]) -> IntArray:
+    """Heap path shifted to depth ``_MAX_DEPTH``: a subtree is one range of these keys."""
+    return tab["path"] << (_MAX_DEPTH - tab["depth"])
+
+
+def _preorder_counts(tab: dict[str, np.ndarray]) -> IntArray:
+    """``c``: searched nodes before each node of its tree in preorder (table in preorder)."""
+    att = tab["att"].astype(np.int64)
+    before = np.cumsum(att) - att
+    first = _group_first(tab["tree"])
+    return before - before[first]
+
+
+def _preorder_keys(tab: dict[str, np.ndarray]) -> IntArray:
+    """Tree and padded path in one int64, ascending in the preorder table."""
+    return (tab["tree"] << _SHIFT) | _padded(tab)
+
+
+def _subtree_end(tab: dict[str, np.ndarray]) -> IntArray:
+    """Index one past each node's subtree in the preorder table."""
+    key = _preorder_keys(tab)
+    upper = key + (np.int64(1) << (_MAX_DEPTH - tab["depth"]))
+    return np.searchsorted(key, upper, side="left")
+
+
+def _leaves(tab: dict[str, np.ndarray], X: FloatArray, t: IntArray, i: IntArray) -> IntArray:
+    """Index in the preorder table of the leaf reached by example ``i[k]`` in tree ``t[k]``.
+
+    In preorder a split node's left child is the next row and its right child
+    the row past the left child's subtree.
+    """
+    end = _subtree_end(tab)
+    right = np.append(end[1:], 0)
+    roots = np.flatnonzero(_group_first(tab["tree"]) == np.arange(len(end)))
+    node = roots[t]
+    out = node.copy()
+    k = np.arange(len(t))
+    split, feat, thr = tab["split"], tab["feat"], tab["thr"]
+    while len(k):
+        go = split[node]
+        out[k[~go]] = node[~go]
+        k, node = k[go], node[go]
+        node = np.where(X[i[k], feat[node]] > thr[node], right[node], node + 1)
+    return out
 
 
 def _visit_positions(p: int, count: int, random_state: int) -> IntArray:
@@ -283,45 +407,47 @@ def _choose(top: np.ndarray, pos: IntArray) -> IntArray:
 
 
 def _grow(
-    X: FloatArray,
-    order: IntArray,
-    crit: _Criterion,
+    ctx: tuple[FloatArray, IntArray, _Criterion, int, int, IntArray],
     member: np.ndarray,
-    min_split: int,
-    min_leaf: int,
-    pos: IntArray,
-    guess: list[tuple[IntArray, IntArray]] | None,
-) -> tuple[np.ndarray, list[dict[str, np.ndarray]]]:
-    """Grow the trees of the training masks ``member`` (S, n) level by level.
+    root_path: IntArray,
+    root_depth: IntArray,
+    piece_tree: IntArray,
+    forced: IntArray | None,
+    guess: tuple[IntArray, IntArray] | None,
+) -> tuple[dict[str, np.ndarray], tuple[IntArray, IntArray, IntArray]]:
+    """Grow subtrees ("pieces") level by level; return their nodes as a flat table.
 
+    Piece ``j`` holds the training examples ``member[j]`` (P, n) at node
+    ``root_path[j]`` (heap numbering, depth ``root_depth[j]``) of tree
+    ``piece_tree[j]``; ``forced[j]`` is the feature its root takes if tied.
     Per feature, the training examples of the open nodes are kept in one flat
-    array grouped by (tree, node), sorted by the feature inside each group;
-    examples of leaves leave the arrays. Exact ties between features are
-    decided by the visiting order of the node's preorder rank taken from
-    ``guess`` (per level: node paths and ranks of a previous growth; rank 0
-    for nodes not found). Returns the trees flagged (near-ties, ties with a
-    constant feature somewhere, too deep) and per level the node paths (heap
-    numbering), searched/split masks, ties, chosen features, best-feature
-    masks, thresholds and leaf values.
+    array grouped by (piece, node), sorted by the feature inside each group;
+    examples of leaves leave the arrays. Other ties between features are
+    decided by the visiting order at a guessed preorder count (``guess``:
+    node keys and counts of the previous table, 0 where absent); the caller
+    checks them. The table's columns: tree, path, depth, searched (``att``),
+    split, tie, chosen feature, best-feature mask (``top``), threshold, leaf
+    value, and the flags near (near-tie), const (a feature constant in a
+    searched node) and deep (split stopped at ``_MAX_DEPTH``). Also returns,
+    for every training example, its tree, the example and the preorder key
+    (:func:`_preorder_keys`) of its leaf.
     """
-    S, n = member.shape
+    X, order, crit, min_split, min_leaf, pos = ctx
+    P, n = member.shape
     p = X.shape[1]
-    # flat (tree, example) entries of every feature, grouped by tree, sorted by the feature
     ex = []
     grp = []
     for f in range(p):
         r, i = np.nonzero(member[:, order[:, f]])
         ex.append(order[i, f])
         grp.append(r.astype(np.int64))
-    path = np.ones((S, 1), dtype=np.int64)
-    flag = np.zeros(S, dtype=bool)
-    some_tie = np.zeros(S, dtype=bool)
-    some_const = np.zeros(S, dtype=bool)
-    levels: list[dict[str, np.ndarray]] = []
+    path = root_path.astype(np.int64)[:, None]
+    cols: dict[str, list[np.ndarray]] = {}
+    leaves: dict[str, list[np.ndarray]] = {}
     m = 1
-    depth = 0
+    level = 0
     while m > 0:
-        G = S * m
+        G = P * m
         att, value, stats = _node_stats(crit, grp[0], ex[0], G, min_split, min_leaf)
         best = np.full((G, p), -np.inf)
         thr = np.zeros((G, p))
@@ -332,50 +458,66 @@ def _grow(
                 crit, grp[f], firsts[f], ex[f], X[ex[f], f], stats, G, min_leaf
             )
         top = best.max(axis=1)
-        split = att & np.isfinite(top)
+        piece = np.arange(G) // m
+        depth = root_depth[piece] + level
+        can = att & np.isfinite(top)
+        split = can & (depth < _MAX_DEPTH)
         is_top = best == top[:, None]
         tie = split & (is_top.sum(axis=1) > 1)
-        some_tie |= tie.reshape(S, m).any(axis=1)
-        some_const |= (att & const.any(axis=1)).reshape(S, m).any(axis=1)
+        near = np.zeros(G, dtype=bool)
         if not crit.exact:
             # scikit-learn sums y in each feature's order: the proxies of one
             # partition reached through two features may differ by rounding
-            near = best >= (top - _TIE_RTOL * np.abs(top))[:, None]
-            flag |= (split & (near.sum(axis=1) > is_top.sum(axis=1))).reshape(S, m).any(axis=1)
-        c = np.zeros((S, m), dtype=np.int64) if guess is None or depth >= len(guess) else (
-            _lookup(path, *guess[depth], depth)
-        )  # fmt: skip
+            close = best >= (top - _TIE_RTOL * np.abs(top))[:, None]
+            near = split & (close.sum(axis=1) > is_top.sum(axis=1))
+        c = np.zeros(G, dtype=np.int64)
+        flat = path.ravel()
+        if guess is not None:
+            keys = _node_keys(piece_tree[piece], flat)
+            at = np.minimum(np.searchsorted(guess[0], keys), len(guess[0]) - 1)
+            c = np.where(guess[0][at] == keys, guess[1][at], 0)
         feat = np.where(
-            tie, _choose(is_top, pos[np.minimum(c.ravel(), len(pos) - 1)]), np.argmax(best, axis=1)
+            tie, _choose(is_top, pos[np.minimum(c, len(pos) - 1)]), np.argmax(best, axis=1)
         )
-        split2 = split.reshape(S, m)
+        if level == 0 and forced is not None:
+            feat = np.where(tie, forced, feat)
+        thr_f = thr[np.arange(G), feat]
+        real = flat > 0
+        ends = ~split[grp[0]]  # training examples of this level's leaves
+        lg = grp[0][ends]
+        lpad = flat[lg] << (_MAX_DEPTH - depth[lg])
+        for name, v in (("l_tree", piece_tree[lg // m]), ("l_ex", ex[0][ends])):
+            leaves.setdefault(name, []).append(v)
+        leaves.setdefault("l_key", []).append((piece_tree[lg // m] << _SHIFT) | lpad)
+        for name, v in (
+            ("tree", piece_tree[piece]), ("path", flat), ("depth", depth), ("att", att),
+            ("split", split), ("tie", tie), ("feat", feat), ("top", is_top), ("thr", thr_f),
+            ("value", value), ("near", near), ("const", att & const.any(axis=1)),
+            ("deep", can & ~split),
+        ):  # fmt: skip
+            cols.setdefault(name, []).append(v[real])
+        split2 = split.reshape(P, m)
         rank = np.cumsum(split2, axis=1) - 1
         m_next = 2 * int(split2.sum(axis=1).max()) if split2.any() else 0
-        thr_f = thr[np.arange(G), feat]
-        levels.append({
-            "path": path, "att": att.reshape(S, m), "split": split2,
-            "tie": tie.reshape(S, m), "feat": feat.reshape(S, m), "top": is_top.reshape(S, m, p),
-            "value": value, "thr": thr_f, "rank": rank.ravel(), "m": np.array(m),
-        })  # fmt: skip
-        child = (np.arange(G) // m) * m_next + 2 * rank.ravel()  # left child's group
+        child = piece * m_next + 2 * rank.ravel()  # left child's group
         # which way each training example of a split node goes, looked up by every feature
-        goes_right = np.zeros((S, n), dtype=bool)
+        goes_right = np.zeros((P, n), dtype=bool)
         keep = split[grp[0]]
         g0, e0 = grp[0][keep], ex[0][keep]
         goes_right[g0 // m, e0] = X[e0, feat[g0]] > thr_f[g0]
         for f in range(p):
             ex[f], grp[f] = _partition(ex[f], grp[f], firsts[f], split, child, goes_right, m)
-        nxt = np.zeros((S, m_next), dtype=np.int64)
+        nxt = np.zeros((P, m_next), dtype=np.int64)
         sr, sj = np.nonzero(split2)
         nxt[sr, 2 * rank[sr, sj]] = 2 * path[sr, sj]
         nxt[sr, 2 * rank[sr, sj] + 1] = 2 * path[sr, sj] + 1
         path = nxt
         m = m_next
-        depth += 1
-        if depth > _MAX_DEPTH:
-            flag |= split2.any(axis=1)
-            break
-    return flag | (some_tie & some_const), levels
+        level += 1
+    out = {k: np.concatenate(v) for k, v in leaves.items()}
+    return {k: np.concatenate(v) for k, v in cols.items()}, (
+        out["l_tree"], out["l_ex"], out["l_key"]
+    )
 
 
 def _node_stats(
@@ -477,68 +619,6 @@ def _same_class_rank(g: IntArray, codes: IntArray, K: int) -> IntArray:
     r = np.empty(len(g), dtype=np.int64)
     r[o] = j - np.maximum.accumulate(np.where(brk, j, 0))
     return r
-
-
-def _route(X: FloatArray, levels: list[dict[str, np.ndarray]], rows: IntArray) -> FloatArray:
-    """Leaf value of every example of ``X`` in the trees ``rows`` of ``levels``."""
-    n = X.shape[0]
-    pred = np.zeros((len(rows), n))
-    t, i = (a.ravel() for a in np.meshgrid(np.arange(len(rows)), np.arange(n), indexing="ij"))
-    s = np.asarray(rows)[t]
-    node = np.zeros(len(t), dtype=np.int64)
-    for lev in levels:
-        m = int(lev["m"])
-        g = s * m + node
-        pred[t, i] = lev["value"][g]
-        go = lev["split"].ravel()[g]
-        t, s, i, g = t[go], s[go], i[go], g[go]
-        right = X[i, lev["feat"].ravel()[g]] > lev["thr"][g]
-        node = 2 * lev["rank"][g] + right
-    return pred
-
-
-def _lookup(path: IntArray, old_path: IntArray, old_rank: IntArray, depth: int) -> IntArray:
-    """Ranks of the nodes ``path`` (S, m) found in a previous growth's level (0 if absent)."""
-    S = path.shape[0]
-    span = np.int64(1) << depth
-    rows = np.arange(S, dtype=np.int64)[:, None]
-    valid = old_path > 0
-    okey = (rows * span + old_path - span)[valid]  # ascending: rows, then left to right
-    orank = old_rank[valid]
-    nkey = rows * span + path - span
-    at = np.minimum(np.searchsorted(okey, nkey), max(len(okey) - 1, 0))
-    if len(okey) == 0:
-        return np.zeros(path.shape, dtype=np.int64)
-    return np.where((okey[at] == nkey) & (path > 0), orank[at], 0)
-
-
-def _preorder_ranks(levels: list[dict[str, np.ndarray]]) -> list[IntArray]:
-    """Count the searched nodes before each node in depth-first preorder, per level."""
-    below: list[IntArray] = [np.zeros(0, dtype=np.int64)] * len(levels)
-    nxt: IntArray | None = None
-    for L in range(len(levels) - 1, -1, -1):
-        lev = levels[L]
-        a = lev["att"].astype(np.int64)
-        if nxt is not None and nxt.shape[1] > 0:
-            rank = np.cumsum(lev["split"], axis=1) - 1
-            r = np.where(lev["split"], rank, 0)
-            kids = np.take_along_axis(nxt, 2 * r, 1) + np.take_along_axis(nxt, 2 * r + 1, 1)
-            a = a + np.where(lev["split"], kids, 0)
-        below[L] = a
-        nxt = a
-    ranks = [np.zeros_like(levels[0]["att"], dtype=np.int64)]
-    for L in range(len(levels) - 1):
-        lev, c = levels[L], ranks[L]
-        m_next = levels[L + 1]["att"].shape[1]
-        cn = np.zeros((c.shape[0], m_next), dtype=np.int64)
-        sr, sj = np.nonzero(lev["split"])
-        rank = np.cumsum(lev["split"], axis=1) - 1
-        left = 2 * rank[sr, sj]
-        base = c[sr, sj] + lev["att"][sr, sj]
-        cn[sr, left] = base
-        cn[sr, left + 1] = base + below[L + 1][sr, left]
-        ranks.append(cn)
-    return ranks
 
 
 def _best_split_of_feature(
