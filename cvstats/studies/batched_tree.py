@@ -62,6 +62,8 @@ from cvstats.errors import ArgumentError
 from cvstats.studies._common import FloatArray, IntArray
 
 __all__ = [
+    "TREE_PATHS",
+    "choose_tree_path",
     "classification_tree_predict",
     "regression_tree_predict",
     "regression_tree_predict_exact",
@@ -73,38 +75,88 @@ _EPS = float(np.finfo(np.float64).eps)
 _TIE_RTOL = 1e-10
 
 
-def _check(
-    X: FloatArray, y: FloatArray, train_idx: IntArray, min_split: int, min_leaf: int
-) -> None:
-    if X.ndim != 2 or y.shape != (X.shape[0],):
+#: Values of the studies' ``tree`` option: ``"batched"`` (this module), ``"sklearn"``
+#: (scikit-learn split by split) or ``"auto"`` (:func:`choose_tree_path`).
+TREE_PATHS: tuple[str, ...] = ("auto", "batched", "sklearn")
+
+
+def choose_tree_path(tree: str, n: int, batched_max_n: int) -> str:
+    """Resolve a study's ``tree`` option to ``"batched"`` or ``"sklearn"``.
+
+    Parameters
+    ----------
+    tree : {"auto", "batched", "sklearn"}
+        The option; ``"auto"`` takes the batched tree for datasets of at most
+        ``batched_max_n`` examples (where it was measured faster, see
+        docs/benchmarks.md) and scikit-learn above.
+    n : int
+        Dataset size of the study.
+    batched_max_n : int
+        The study's crossover size (0: never batched under ``"auto"``).
+
+    Returns
+    -------
+    str
+        ``"batched"`` or ``"sklearn"``.
+
+    Raises
+    ------
+    ArgumentError
+        If ``tree`` is not one of :data:`TREE_PATHS`.
+    """
+    if tree not in TREE_PATHS:
         raise ArgumentError(
-            f"`X` must have shape (n, p) and `y` shape (n,), got {X.shape} and {y.shape}."
+            f"`tree` must be one of {list(TREE_PATHS)}, got {tree!r}: 'batched' grows "
+            "every split's tree at once, 'sklearn' fits scikit-learn split by split."
         )
-    if train_idx.ndim != 2 or train_idx.size == 0:
+    if tree == "auto":
+        return "batched" if n <= batched_max_n else "sklearn"
+    return tree
+
+
+def _inputs(
+    X: FloatArray,
+    y: np.ndarray,
+    train_idx: IntArray,
+    test_idx: IntArray | None,
+    min_split: int,
+    min_leaf: int,
+) -> tuple[FloatArray, np.ndarray, IntArray, IntArray | None, bool]:
+    """Check the arguments; return them with a leading dataset axis and whether it was added."""
+    X = np.asarray(X, dtype=np.float32).astype(np.float64)  # scikit-learn's float32 features
+    y, train_idx = np.asarray(y), np.asarray(train_idx)
+    one = X.ndim == 2
+    if one:
+        X, y, train_idx = X[None], y[None], train_idx[None]
+        test_idx = None if test_idx is None else np.asarray(test_idx)[None]
+    if X.ndim != 3 or y.shape != X.shape[:2]:
         raise ArgumentError(
-            f"`train_idx` must have shape (S, n1) with S, n1 >= 1, got {train_idx.shape}."
+            "`X` must have shape (n, p) and `y` shape (n,) (or (B, n, p) and (B, n) for B "
+            f"datasets), got {X.shape[int(one) :]} and {y.shape[int(one) :]}."
         )
-    if train_idx.min() < 0 or train_idx.max() >= len(y):
-        raise ArgumentError(f"`train_idx` must index the {len(y)} examples of `X`.")
+    B, n = y.shape
+    if train_idx.ndim != 3 or train_idx.shape[0] != B or train_idx.size == 0:
+        raise ArgumentError(
+            "`train_idx` must have shape (S, n1) (or (B, S, n1)) with S, n1 >= 1, "
+            f"got {train_idx.shape[int(one) :]}."
+        )
+    if train_idx.min() < 0 or train_idx.max() >= n:
+        raise ArgumentError(f"`train_idx` must index the {n} examples of `X`.")
     if min_split < 2 or min_leaf < 1:
         raise ArgumentError(
             "`min_samples_split` must be >= 2 and `min_samples_leaf` >= 1, "
             f"got {min_split} and {min_leaf}."
         )
-
-
-def _check_test(test_idx: IntArray | None, train_idx: IntArray, n: int) -> IntArray | None:
-    if test_idx is None:
-        return None
-    test_idx = np.asarray(test_idx)
-    if test_idx.ndim != 2 or test_idx.shape[0] != train_idx.shape[0]:
-        raise ArgumentError(
-            f"`test_idx` must have shape (S, n2) with S = {train_idx.shape[0]} "
-            f"(the rows of `train_idx`), got {test_idx.shape}."
-        )
-    if test_idx.size and (test_idx.min() < 0 or test_idx.max() >= n):
-        raise ArgumentError(f"`test_idx` must index the {n} examples of `X`.")
-    return test_idx
+    if test_idx is not None:
+        test_idx = np.asarray(test_idx)
+        if test_idx.ndim != 3 or test_idx.shape[:2] != train_idx.shape[:2]:
+            raise ArgumentError(
+                f"`test_idx` must have shape (S, n2) (or (B, S, n2)) with the S = "
+                f"{train_idx.shape[1]} rows of `train_idx`, got {test_idx.shape[int(one) :]}."
+            )
+        if test_idx.size and (test_idx.min() < 0 or test_idx.max() >= n):
+            raise ArgumentError(f"`test_idx` must index the {n} examples of `X`.")
+    return X, y, train_idx, test_idx, one
 
 
 def regression_tree_predict(
@@ -150,16 +202,16 @@ def regression_tree_predict(
         constant in a searched node (tied feature values; see the module
         docstring).
     """
-    X = np.asarray(X, dtype=np.float32).astype(np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    train_idx = np.asarray(train_idx)
-    _check(X, y, train_idx, min_samples_split, min_samples_leaf)
+    X, y, train_idx, test_idx, one = _inputs(
+        X, y, train_idx, test_idx, min_samples_split, min_samples_leaf
+    )
+    y = y.astype(np.float64).ravel()
     exact = bool(np.all(y == np.round(y)) and np.abs(y).sum() < 2.0**52)
     crit = _Criterion("mse", y, 0, exact)
-    return _fit_predict(
-        X, crit, train_idx, min_samples_split, min_samples_leaf, random_state,
-        _check_test(test_idx, train_idx, len(y)),
-    )  # fmt: skip
+    pred, tied = _fit_predict(
+        X, crit, train_idx, min_samples_split, min_samples_leaf, random_state, test_idx
+    )
+    return (pred[0], tied[0]) if one else (pred, tied)
 
 
 def classification_tree_predict(
@@ -208,17 +260,16 @@ def classification_tree_predict(
         a tree where some feature is constant in a searched node (tied
         feature values, e.g. integer features; see the module docstring).
     """
-    X = np.asarray(X, dtype=np.float32).astype(np.float64)
-    y = np.asarray(y)
-    train_idx = np.asarray(train_idx)
-    _check(X, np.zeros(y.shape), train_idx, min_samples_split, min_samples_leaf)
+    X, y, train_idx, test_idx, one = _inputs(
+        X, y, train_idx, test_idx, min_samples_split, min_samples_leaf
+    )
     labels, codes = np.unique(y, return_inverse=True)
-    crit = _Criterion("gini", codes.astype(np.int64), len(labels), True)
+    crit = _Criterion("gini", codes.ravel().astype(np.int64), len(labels), True)
     pred, tied = _fit_predict(
-        X, crit, train_idx, min_samples_split, min_samples_leaf, random_state,
-        _check_test(test_idx, train_idx, len(y)),
-    )  # fmt: skip
-    return labels[pred.astype(np.int64)], tied
+        X, crit, train_idx, min_samples_split, min_samples_leaf, random_state, test_idx
+    )
+    pred = labels[pred.astype(np.int64)]
+    return (pred[0], tied[0]) if one else (pred, tied)
 
 
 @dataclass(frozen=True)
@@ -246,21 +297,38 @@ def _fit_predict(
 ) -> tuple[FloatArray, np.ndarray]:
     """Grow the trees, regrow the subtrees of inconsistent ties until none is left.
 
-    Returns the leaf value of every example (or of ``test_idx[s]``) in every
-    tree and the trees flagged.
+    ``X`` (B, n, p), ``train_idx`` (B, S, n1), ``test_idx`` (B, S, n2) or
+    None: ``B`` datasets grown together (tree ``b * S + s``, example
+    ``b * n + i``). Returns the leaf value of every example (or of
+    ``test_idx[b, s]``) in every tree, (B, S, ·), and the trees flagged (B, S).
     """
-    n, p = X.shape
-    S = train_idx.shape[0]
-    member = np.zeros((S, n), dtype=bool)
-    member[np.arange(S)[:, None], train_idx] = True
-    order = np.argsort(X, axis=0, kind="stable")  # (n, p): each feature sorted once
+    B, n, p = X.shape
+    S1 = train_idx.shape[1]
+    S, N = B * S1, B * n  # trees and examples of all datasets: example b * n + i
+    order = np.argsort(X, axis=1, kind="stable")  # (B, n, p): each feature sorted once
+    glob = order + (np.arange(B) * n)[:, None, None]
+    rank = np.empty((N, p), dtype=np.int64)  # position of each example in its feature's order
+    for f in range(p):
+        rank[glob[:, :, f].ravel(), f] = np.arange(N)
+    X = X.reshape(N, p)
     pos = _visit_positions(p, n + 1, random_state)
-    ctx = (X, order, crit, min_split, min_leaf, pos)
+    ctx = (X, n, crit, min_split, min_leaf, pos)
     trees = np.arange(S)
-    # padded key of the leaf holding each training example (tree, example), -1 elsewhere
+    # the training examples of every tree, per feature in its order: flat arrays by tree
+    ex: list[list[IntArray]] = [[] for _ in range(p)]
+    grp: list[list[IntArray]] = [[] for _ in range(p)]
+    for b in range(B):
+        member = np.zeros((S1, n), dtype=bool)
+        member[np.arange(S1)[:, None], train_idx[b]] = True
+        for f in range(p):
+            r, i = np.nonzero(member[:, order[b, :, f]])
+            ex[f].append(glob[b, i, f])
+            grp[f].append(b * S1 + r.astype(np.int64))
+    flat = ([np.concatenate(e) for e in ex], [np.concatenate(g) for g in grp])
+    # padded key of the leaf holding each training example (tree, example i), -1 elsewhere
     leafpad = np.full((S, n), -1, dtype=np.int64)
     tab, (lt, le, lk) = _grow(
-        ctx, member, np.ones(S, np.int64), np.zeros(S, np.int64), trees, None, None
+        ctx, flat, S, np.ones(S, np.int64), np.zeros(S, np.int64), trees, None, None
     )
     leafpad[lt, le] = lk
     unresolved = np.zeros(S, dtype=bool)
@@ -284,30 +352,36 @@ def _fit_predict(
         key = _preorder_keys(tab)
         lo = key[roots]
         hi = lo + (np.int64(1) << (_MAX_DEPTH - tab["depth"][roots]))
-        t, e = np.nonzero(leafpad >= 0)
-        lp = leafpad[t, e]
+        t, i = np.nonzero(leafpad >= 0)
+        lp = leafpad[t, i]
         at = np.searchsorted(lo, lp, side="right") - 1
         inside = (at >= 0) & (lp < hi[np.maximum(at, 0)])
-        sub = np.zeros((len(roots), n), dtype=bool)
-        sub[at[inside], e[inside]] = True
+        piece, e = at[inside], (t // S1 * n + i)[inside]
+        flat = ([], [])
+        for f in range(p):
+            o = np.argsort(piece * N + rank[e, f])
+            flat[0].append(e[o])
+            flat[1].append(piece[o])
         keys = _node_keys(tab["tree"], tab["path"])
         o = np.argsort(keys)
         guess = (keys[o], c[o])
         new, (lt, le, lk) = _grow(
-            ctx, sub, tab["path"][roots], tab["depth"][roots], rt, want[roots], guess
-        )
+            ctx, flat, len(roots), tab["path"][roots], tab["depth"][roots], rt, want[roots],
+            guess,
+        )  # fmt: skip
         leafpad[lt, le] = lk
         tab = {k: np.concatenate([v[~gone], new[k]]) for k, v in tab.items()}
     tab = _in_preorder(tab)
-    at_idx = np.broadcast_to(np.arange(n), (S, n)) if test_idx is None else test_idx
-    leaf = _leaves(tab, X, np.repeat(trees, at_idx.shape[1]), at_idx.ravel())
+    at_idx = np.broadcast_to(np.arange(n), (B, S1, n)) if test_idx is None else test_idx
+    at_idx = at_idx + (np.arange(B) * n)[:, None, None]
+    leaf = _leaves(tab, X, np.repeat(trees, at_idx.shape[2]), at_idx.ravel())
     pred = tab["value"][leaf].reshape(at_idx.shape)
     flag = unresolved
     for name in ("near", "deep"):
         flag |= np.bincount(tab["tree"], weights=tab[name], minlength=S) > 0
     some_tie = np.bincount(tab["tree"], weights=tab["tie"], minlength=S) > 0
     some_const = np.bincount(tab["tree"], weights=tab["const"], minlength=S) > 0
-    return pred, flag | (some_tie & some_const)
+    return pred, (flag | (some_tie & some_const)).reshape(B, S1)
 
 
 #: Rounds of subtree regrowth before the trees with a wrong tie left are flagged.
@@ -407,8 +481,9 @@ def _choose(top: np.ndarray, pos: IntArray) -> IntArray:
 
 
 def _grow(
-    ctx: tuple[FloatArray, IntArray, _Criterion, int, int, IntArray],
-    member: np.ndarray,
+    ctx: tuple[FloatArray, int, _Criterion, int, int, IntArray],
+    flat: tuple[list[IntArray], list[IntArray]],
+    P: int,
     root_path: IntArray,
     root_depth: IntArray,
     piece_tree: IntArray,
@@ -417,30 +492,24 @@ def _grow(
 ) -> tuple[dict[str, np.ndarray], tuple[IntArray, IntArray, IntArray]]:
     """Grow subtrees ("pieces") level by level; return their nodes as a flat table.
 
-    Piece ``j`` holds the training examples ``member[j]`` (P, n) at node
-    ``root_path[j]`` (heap numbering, depth ``root_depth[j]``) of tree
-    ``piece_tree[j]``; ``forced[j]`` is the feature its root takes if tied.
-    Per feature, the training examples of the open nodes are kept in one flat
-    array grouped by (piece, node), sorted by the feature inside each group;
-    examples of leaves leave the arrays. Other ties between features are
+    Piece ``j`` of ``P`` holds training examples at node ``root_path[j]``
+    (heap numbering, depth ``root_depth[j]``) of tree ``piece_tree[j]``;
+    ``forced[j]`` is the feature its root takes if tied. ``flat``: per
+    feature, the examples and pieces of all training entries, grouped by
+    piece and sorted by the feature inside each; the grower keeps them so
+    per (piece, node), and examples of leaves leave the arrays. Other ties between features are
     decided by the visiting order at a guessed preorder count (``guess``:
     node keys and counts of the previous table, 0 where absent); the caller
     checks them. The table's columns: tree, path, depth, searched (``att``),
     split, tie, chosen feature, best-feature mask (``top``), threshold, leaf
     value, and the flags near (near-tie), const (a feature constant in a
     searched node) and deep (split stopped at ``_MAX_DEPTH``). Also returns,
-    for every training example, its tree, the example and the preorder key
-    (:func:`_preorder_keys`) of its leaf.
+    for every training example, its tree, the example's index in its dataset
+    and the preorder key (:func:`_preorder_keys`) of its leaf.
     """
-    X, order, crit, min_split, min_leaf, pos = ctx
-    P, n = member.shape
+    X, n, crit, min_split, min_leaf, pos = ctx
     p = X.shape[1]
-    ex = []
-    grp = []
-    for f in range(p):
-        r, i = np.nonzero(member[:, order[:, f]])
-        ex.append(order[i, f])
-        grp.append(r.astype(np.int64))
+    ex, grp = list(flat[0]), list(flat[1])
     path = root_path.astype(np.int64)[:, None]
     cols: dict[str, list[np.ndarray]] = {}
     leaves: dict[str, list[np.ndarray]] = {}
@@ -486,7 +555,7 @@ def _grow(
         ends = ~split[grp[0]]  # training examples of this level's leaves
         lg = grp[0][ends]
         lpad = flat[lg] << (_MAX_DEPTH - depth[lg])
-        for name, v in (("l_tree", piece_tree[lg // m]), ("l_ex", ex[0][ends])):
+        for name, v in (("l_tree", piece_tree[lg // m]), ("l_ex", ex[0][ends] % n)):
             leaves.setdefault(name, []).append(v)
         leaves.setdefault("l_key", []).append((piece_tree[lg // m] << _SHIFT) | lpad)
         for name, v in (
@@ -504,9 +573,9 @@ def _grow(
         goes_right = np.zeros((P, n), dtype=bool)
         keep = split[grp[0]]
         g0, e0 = grp[0][keep], ex[0][keep]
-        goes_right[g0 // m, e0] = X[e0, feat[g0]] > thr_f[g0]
+        goes_right[g0 // m, e0 % n] = X[e0, feat[g0]] > thr_f[g0]
         for f in range(p):
-            ex[f], grp[f] = _partition(ex[f], grp[f], firsts[f], split, child, goes_right, m)
+            ex[f], grp[f] = _partition(ex[f], grp[f], firsts[f], split, child, goes_right, m, n)
         nxt = np.zeros((P, m_next), dtype=np.int64)
         sr, sj = np.nonzero(split2)
         nxt[sr, 2 * rank[sr, sj]] = 2 * path[sr, sj]
@@ -515,9 +584,8 @@ def _grow(
         m = m_next
         level += 1
     out = {k: np.concatenate(v) for k, v in leaves.items()}
-    return {k: np.concatenate(v) for k, v in cols.items()}, (
-        out["l_tree"], out["l_ex"], out["l_key"]
-    )
+    table = {k: np.concatenate(v) for k, v in cols.items()}
+    return table, (out["l_tree"], out["l_ex"], out["l_key"])
 
 
 def _node_stats(
@@ -558,21 +626,23 @@ def _partition(
     child: IntArray,
     goes_right: np.ndarray,
     m: int,
+    n: int,
 ) -> tuple[IntArray, IntArray]:
     """Move the entries of the split groups to their children's groups, stably, in O(N).
 
     ``e``, ``g``: examples and groups of one feature's flat array (groups
     ascending; ``first``: :func:`_group_first`); ``split[g]``: group ``g``
     is split; ``child[g]``: its left child's group in the next level (the
-    right one is ``child[g] + 1``); ``goes_right[tree, example]``: the
-    example goes to the right child (``m`` groups per tree). The children
-    keep the parent's order, left child before right child.
+    right one is ``child[g] + 1``); ``goes_right[piece, e % n]``: example
+    ``e`` goes to the right child (``m`` groups per piece, ``n`` examples per
+    dataset). The children keep the parent's order, left child before right
+    child.
     """
     keep = split[g]
     e, g = e[keep], g[keep]
     if len(e) == 0:
         return e, g
-    right = goes_right[g // m, e]
+    right = goes_right[g // m, e % n]
     new = child[g] + right
     # groups stay contiguous once the leaves' entries are dropped
     first = _group_first(g) if not keep.all() else first
@@ -598,10 +668,13 @@ def _group_first(g: IntArray) -> IntArray:
     return np.repeat(st, np.diff(np.append(st, len(g))))
 
 
-def _group_cumsum(v: FloatArray, first: IntArray) -> FloatArray:
-    """Cumulative sums of ``v`` restarting at each group (``first``: :func:`_group_first`)."""
+def _group_cumsum_at(v: FloatArray, first_at: IntArray, at: IntArray) -> FloatArray:
+    """Cumulative sums of ``v`` restarting at each group, at the entries ``at``.
+
+    ``first_at``: index of the first entry of each ``at``'s group (:func:`_group_first`).
+    """
     c = np.cumsum(v)
-    return c - np.where(first > 0, c[first - 1], 0.0)
+    return c[at] - np.where(first_at > 0, c[first_at - 1], 0.0)
 
 
 def _same_class_rank(g: IntArray, codes: IntArray, K: int) -> IntArray:
@@ -660,29 +733,35 @@ def _best_split_of_feature(
         & (n_right >= min_leaf)
     )
     yv = crit.y[e]
+    cand = np.flatnonzero(valid)  # proxies only where a split is allowed
+    kc, fc, nl, nr = k[cand], first[cand], n_left[cand], n_right[cand]
     with np.errstate(divide="ignore", invalid="ignore"):
         if crit.kind == "gini":
             # Σ_k L_k² grows by 2 L_{y} + 1 per entry; Σ_k (T_k - L_k)² = ΣT² - 2 Σ T_k L_k + ΣL²
             _, T, sqT = stats
-            sq_l = _group_cumsum(2.0 * _same_class_rank(k, yv, crit.K) + 1.0, first)
-            sq_r = sqT[k] - 2.0 * _group_cumsum(T[k, yv], first) + sq_l
+            sq_l = _group_cumsum_at(2.0 * _same_class_rank(k, yv, crit.K) + 1.0, fc, cand)
+            sq_r = sqT[kc] - 2.0 * _group_cumsum_at(T[k, yv], fc, cand) + sq_l
             # scikit-learn's Gini.children_impurity and proxy_impurity_improvement, op for op
-            gini_l = 1.0 - sq_l / (n_left * n_left)
-            gini_r = 1.0 - sq_r / (n_right * n_right)
-            proxy = -n_right * gini_r - n_left * gini_l
+            gini_l = 1.0 - sq_l / (nl * nl)
+            gini_r = 1.0 - sq_r / (nr * nr)
+            proxy = -nr * gini_r - nl * gini_l
         else:
-            s_left = _group_cumsum(yv, first)
-            s_right = stats[1][k] - s_left
-            proxy = s_left * s_left / n_left + s_right * s_right / n_right
-    proxy = np.where(valid, proxy, -np.inf)
+            s_left = _group_cumsum_at(yv, fc, cand)
+            s_right = stats[1][kc] - s_left
+            proxy = s_left * s_left / nl + s_right * s_right / nr
+    if len(cand):
+        start = np.ones(len(cand), dtype=bool)
+        start[1:] = kc[1:] != kc[:-1]
+        st_c = np.flatnonzero(start)
+        gid = kc[st_c]
+        best[gid] = np.maximum.reduceat(proxy, st_c)
+        hit = proxy == best[kc]
+        # first (smallest threshold) among equal proxies
+        at = np.minimum.reduceat(np.where(hit, np.arange(len(cand)), len(cand)), st_c)
+        a = cand[at]
+        thr[gid] = x[a] / 2.0 + x[a + 1] / 2.0
     st = np.flatnonzero(first == idx)
     gid = k[st]
-    best[gid] = np.maximum.reduceat(proxy, st)
-    hit = valid & (proxy == best[k])
-    at = np.minimum.reduceat(np.where(hit, idx, N), st)  # first (smallest threshold) of equals
-    found = at < N
-    a = at[found]
-    thr[gid[found]] = x[a] / 2.0 + x[a + 1] / 2.0
     last = np.append(st[1:], N) - 1
     const[gid] = x[last] <= x[st] + _FEATURE_THRESHOLD
     return best, thr, const
@@ -696,13 +775,17 @@ def regression_tree_predict_exact(
     min_samples_split: int = 10,
     min_samples_leaf: int = 5,
     random_state: int = 0,
+    test_idx: IntArray | None = None,
 ) -> FloatArray:
     """:func:`regression_tree_predict` with the flagged trees refitted by scikit-learn.
 
     Equal to ``DecisionTreeRegressor(min_samples_split=..., min_samples_leaf=...,
-    random_state=random_state).fit(X[tr], y[tr]).predict(X)`` for every
-    training set ``tr`` (see the module docstring for the exactness
-    conditions). Returns ``pred`` of shape ``(S, n)``.
+    random_state=random_state).fit(X[tr], y[tr]).predict(X)`` (or
+    ``.predict(X[te])`` for ``te = test_idx[s]``) for every training set
+    ``tr = train_idx[s]`` (see the module docstring for the exactness
+    conditions); with a dataset axis, dataset by dataset. Returns ``pred``
+    of shape ``(S, n)`` or ``(S, n2)`` (with a leading ``B`` for ``B``
+    datasets).
     """
     from sklearn.tree import DecisionTreeRegressor
 
@@ -713,12 +796,15 @@ def regression_tree_predict_exact(
         min_samples_split=min_samples_split,
         min_samples_leaf=min_samples_leaf,
         random_state=random_state,
+        test_idx=test_idx,
     )
-    for s in np.flatnonzero(tied):
+    X, y, train_idx = np.asarray(X), np.asarray(y), np.asarray(train_idx)
+    for at in map(tuple, np.argwhere(tied)):  # (s,) or (b, s)
+        Xb, yb = X[at[:-1]], y[at[:-1]]
         tree = DecisionTreeRegressor(
             min_samples_split=min_samples_split,
             min_samples_leaf=min_samples_leaf,
             random_state=random_state,
-        ).fit(X[train_idx[s]], y[train_idx[s]])
-        pred[s] = tree.predict(X)
+        ).fit(Xb[train_idx[at]], yb[train_idx[at]])
+        pred[at] = tree.predict(Xb if test_idx is None else Xb[np.asarray(test_idx)[at]])
     return pred

@@ -1,4 +1,4 @@
-"""The batched regression tree equals scikit-learn's DecisionTreeRegressor (issue 31)."""
+"""The batched trees equal scikit-learn's DecisionTreeRegressor and DecisionTreeClassifier."""
 
 from __future__ import annotations
 
@@ -6,10 +6,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.tree import DecisionTreeRegressor
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from cvstats.errors import ArgumentError
-from cvstats.studies.batched_tree import regression_tree_predict, regression_tree_predict_exact
+from cvstats.studies.batched_tree import (
+    choose_tree_path,
+    classification_tree_predict,
+    regression_tree_predict,
+    regression_tree_predict_exact,
+)
 
 
 def _sklearn(
@@ -95,3 +100,116 @@ def test_training_set_smaller_than_min_samples_split_is_one_leaf() -> None:
     train = _subsets(rng, 30, 9, 4)
     pred, _ = regression_tree_predict(X, y, train)
     np.testing.assert_allclose(pred, np.broadcast_to(y[train].mean(axis=1)[:, None], (4, 30)))
+
+
+def _sklearn_classifier(
+    X: np.ndarray, y: np.ndarray, train: np.ndarray, seed: int = 0
+) -> np.ndarray:
+    return np.array(
+        [
+            DecisionTreeClassifier(min_samples_split=10, min_samples_leaf=5, random_state=seed)
+            .fit(X[tr], y[tr])
+            .predict(X)
+            for tr in train
+        ]
+    )
+
+
+@pytest.mark.parametrize(("K", "p", "seed"), [(2, 2, 0), (3, 4, 1), (7, 3, 5)])
+def test_gini_trees_equal_sklearn_on_continuous_features(K: int, p: int, seed: int) -> None:
+    rng = np.random.default_rng(100 + K)
+    n = 110
+    X = rng.standard_t(4, size=(n, p))
+    score = X[:, 0] - X[:, -1] + 0.8 * rng.normal(size=n)
+    y = np.digitize(score, np.quantile(score, np.linspace(0, 1, K + 1)[1:-1]))
+    labels = np.array([f"c{k}" for k in range(K)])[y]  # any sortable labels
+    train = _subsets(rng, n, 75, 40)
+    pred, tied = classification_tree_predict(X, labels, train, random_state=seed)
+    assert not tied.any()
+    np.testing.assert_array_equal(pred, _sklearn_classifier(X, labels, train, seed))
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(12, 80), K=st.integers(2, 5))
+def test_gini_trees_equal_sklearn_on_random_subsets(seed: int, n: int, K: int) -> None:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3)) * rng.exponential(size=3)
+    y = (np.floor(K * rng.random(n) ** (1 + (X[:, 0] > 0)))).astype(int)
+    train = _subsets(rng, n, max(1, int(0.7 * n)), 10)
+    pred, tied = classification_tree_predict(X, y, train)
+    assert not tied.any()
+    np.testing.assert_array_equal(pred, _sklearn_classifier(X, y, train))
+
+
+def test_gini_trees_on_integer_features_follow_the_stated_rule() -> None:
+    # letter-like data: integer features tie often and are often constant in a
+    # node, so scikit-learn's visiting order (hence a tie's winner) may differ:
+    # such trees are flagged, every other tree equals scikit-learn's, and the
+    # error rates agree within Monte Carlo error
+    rng = np.random.default_rng(2026)
+    diffs, flagged = [], 0
+    for _ in range(12):
+        n = 160
+        X = rng.integers(0, 6, size=(n, 6)).astype(float)
+        y = (X[:, 0] + X[:, 1] - X[:, 2] + rng.integers(0, 4, size=n)) % 5
+        train = _subsets(rng, n, 110, 25)
+        test = np.array([np.setdiff1d(np.arange(n), tr) for tr in train])
+        pred, tied = classification_tree_predict(X, y, train, test_idx=test)
+        ref = np.take_along_axis(_sklearn_classifier(X, y, train), test, axis=1)
+        np.testing.assert_array_equal(pred[~tied], ref[~tied])
+        flagged += tied.sum()
+        diffs.append(((pred != y[test]).mean(axis=1) - (ref != y[test]).mean(axis=1)).mean())
+    assert flagged > 0  # the rule is exercised
+    d = np.asarray(diffs)
+    assert abs(d.mean()) < 3 * d.std(ddof=1) / np.sqrt(len(d)) + 1e-12
+
+
+def test_regression_on_tied_features_flags_or_equals_sklearn() -> None:
+    rng = np.random.default_rng(4)
+    n = 100
+    X = rng.integers(0, 4, size=(n, 3)).astype(float)
+    y = (X[:, 0] + rng.integers(0, 3, size=n) > 3).astype(float)
+    train = _subsets(rng, n, 70, 30)
+    pred, tied = regression_tree_predict(X, y, train)
+    ref = _sklearn(X, y, train, 10, 5)
+    np.testing.assert_array_equal(pred[~tied], ref[~tied])
+    np.testing.assert_array_equal(regression_tree_predict_exact(X, y, train), ref)
+
+
+def test_test_idx_picks_the_predictions_of_every_example() -> None:
+    rng = np.random.default_rng(8)
+    X, y = rng.normal(size=(60, 2)), rng.integers(0, 3, size=60)
+    train = _subsets(rng, 60, 40, 6)
+    test = np.array([np.setdiff1d(np.arange(60), tr)[:15] for tr in train])
+    full, _ = classification_tree_predict(X, y, train)
+    part, _ = classification_tree_predict(X, y, train, test_idx=test)
+    np.testing.assert_array_equal(part, np.take_along_axis(full, test, axis=1))
+    with pytest.raises(ArgumentError, match="`test_idx` must have shape"):
+        classification_tree_predict(X, y, train, test_idx=test[:3])
+    with pytest.raises(ArgumentError, match="`test_idx` must index"):
+        regression_tree_predict(X, y, train, test_idx=test + 60)
+
+
+def test_one_class_and_small_training_sets_are_single_leaves() -> None:
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(40, 2))
+    y = np.where(np.arange(40) < 20, 3, 7)
+    train = np.array([np.arange(15), np.arange(25, 40), np.arange(10, 25)])  # one class, one, two
+    pred, tied = classification_tree_predict(X, y, train)
+    assert not tied.any()
+    np.testing.assert_array_equal(pred, _sklearn_classifier(X, y, train))
+    np.testing.assert_array_equal(pred[0], 3)
+    np.testing.assert_array_equal(pred[1], 7)
+    small = np.array([np.arange(16, 24), np.arange(18, 26)])  # 8 < min_samples_split
+    pred, _ = classification_tree_predict(X, y, small)
+    np.testing.assert_array_equal(pred, _sklearn_classifier(X, y, small))
+    # 4 of each class: the smaller label; 2 against 6: the majority
+    np.testing.assert_array_equal(pred[:, 0], [3, 7])
+
+
+def test_tree_path_option() -> None:
+    assert choose_tree_path("auto", 200, 1000) == "batched"
+    assert choose_tree_path("auto", 2000, 1000) == "sklearn"
+    assert choose_tree_path("sklearn", 200, 1000) == "sklearn"
+    with pytest.raises(ArgumentError, match="`tree` must be one of.*got 'fast'"):
+        choose_tree_path("fast", 200, 1000)
