@@ -55,6 +55,7 @@ with scikit-learn; leaf means equal scikit-learn's to rounding.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -272,6 +273,20 @@ def classification_tree_predict(
     return (pred[0], tied[0]) if one else (pred, tied)
 
 
+class _Flat(NamedTuple):
+    """Per feature, the training entries of the open nodes in one flat array each.
+
+    Entries are grouped by (piece, node) and sorted by the feature inside each
+    group: ``grp`` their group, ``rid`` ``piece * n + example`` (example in
+    its dataset), ``x`` the feature's value, ``y`` the response (class code).
+    """
+
+    grp: list[IntArray]
+    rid: list[IntArray]
+    x: list[FloatArray]
+    y: list[np.ndarray]
+
+
 @dataclass(frozen=True)
 class _Criterion:
     """Splitting criterion: ``"mse"`` (responses ``y``) or ``"gini"`` (class codes ``y < K``).
@@ -314,21 +329,22 @@ def _fit_predict(
     pos = _visit_positions(p, n + 1, random_state)
     ctx = (X, n, crit, min_split, min_leaf, pos)
     trees = np.arange(S)
-    # the training examples of every tree, per feature in its order: flat arrays by tree
-    ex: list[list[IntArray]] = [[] for _ in range(p)]
-    grp: list[list[IntArray]] = [[] for _ in range(p)]
+    # the training entries of every tree, per feature in its order: flat arrays by tree
+    parts: list[list[list[np.ndarray]]] = [[[] for _ in range(p)] for _ in range(4)]
     for b in range(B):
         member = np.zeros((S1, n), dtype=bool)
         member[np.arange(S1)[:, None], train_idx[b]] = True
         for f in range(p):
             r, i = np.nonzero(member[:, order[b, :, f]])
-            ex[f].append(glob[b, i, f])
-            grp[f].append(b * S1 + r.astype(np.int64))
-    flat = ([np.concatenate(e) for e in ex], [np.concatenate(g) for g in grp])
+            g, loc = b * S1 + r.astype(np.int64), order[b, i, f]
+            entry = (g, g * n + loc, X[b * n + loc, f], crit.y[b * n + loc])
+            for part, v in zip(parts, entry, strict=True):
+                part[f].append(v)
+    flat = _Flat(*([np.concatenate(v) for v in part] for part in parts))
     # padded key of the leaf holding each training example (tree, example i), -1 elsewhere
     leafpad = np.full((S, n), -1, dtype=np.int64)
     tab, (lt, le, lk) = _grow(
-        ctx, flat, S, np.ones(S, np.int64), np.zeros(S, np.int64), trees, None, None
+        ctx, flat, S, np.ones(S, np.int64), np.zeros(S, np.int64), trees, None, None, S1
     )
     leafpad[lt, le] = lk
     unresolved = np.zeros(S, dtype=bool)
@@ -357,17 +373,18 @@ def _fit_predict(
         at = np.searchsorted(lo, lp, side="right") - 1
         inside = (at >= 0) & (lp < hi[np.maximum(at, 0)])
         piece, e = at[inside], (t // S1 * n + i)[inside]
-        flat = ([], [])
+        flat = _Flat([], [], [], [])
         for f in range(p):
             o = np.argsort(piece * N + rank[e, f])
-            flat[0].append(e[o])
-            flat[1].append(piece[o])
+            po, eo = piece[o], e[o]
+            for part, v in zip(flat, (po, po * n + eo % n, X[eo, f], crit.y[eo]), strict=True):
+                part.append(v)
         keys = _node_keys(tab["tree"], tab["path"])
         o = np.argsort(keys)
         guess = (keys[o], c[o])
         new, (lt, le, lk) = _grow(
             ctx, flat, len(roots), tab["path"][roots], tab["depth"][roots], rt, want[roots],
-            guess,
+            guess, S1,
         )  # fmt: skip
         leafpad[lt, le] = lk
         tab = {k: np.concatenate([v[~gone], new[k]]) for k, v in tab.items()}
@@ -482,34 +499,37 @@ def _choose(top: np.ndarray, pos: IntArray) -> IntArray:
 
 def _grow(
     ctx: tuple[FloatArray, int, _Criterion, int, int, IntArray],
-    flat: tuple[list[IntArray], list[IntArray]],
+    flat: _Flat,
     P: int,
     root_path: IntArray,
     root_depth: IntArray,
     piece_tree: IntArray,
     forced: IntArray | None,
     guess: tuple[IntArray, IntArray] | None,
+    S1: int,
 ) -> tuple[dict[str, np.ndarray], tuple[IntArray, IntArray, IntArray]]:
     """Grow subtrees ("pieces") level by level; return their nodes as a flat table.
 
-    Piece ``j`` of ``P`` holds training examples at node ``root_path[j]``
-    (heap numbering, depth ``root_depth[j]``) of tree ``piece_tree[j]``;
-    ``forced[j]`` is the feature its root takes if tied. ``flat``: per
-    feature, the examples and pieces of all training entries, grouped by
-    piece and sorted by the feature inside each; the grower keeps them so
-    per (piece, node), and examples of leaves leave the arrays. Other ties between features are
-    decided by the visiting order at a guessed preorder count (``guess``:
-    node keys and counts of the previous table, 0 where absent); the caller
-    checks them. The table's columns: tree, path, depth, searched (``att``),
-    split, tie, chosen feature, best-feature mask (``top``), threshold, leaf
-    value, and the flags near (near-tie), const (a feature constant in a
-    searched node) and deep (split stopped at ``_MAX_DEPTH``). Also returns,
-    for every training example, its tree, the example's index in its dataset
-    and the preorder key (:func:`_preorder_keys`) of its leaf.
+    Piece ``j`` of ``P`` holds training examples at node ``root_path[j]`` (heap
+    numbering, depth ``root_depth[j]``) of tree ``piece_tree[j]``;
+    ``forced[j]`` is the feature its root takes if tied (``S1`` trees per
+    dataset). ``flat``: per feature, the training entries grouped by piece and
+    sorted by the feature inside each (:class:`_Flat`); the grower keeps them
+    so per (piece, node), and entries of leaves leave the arrays. Other ties
+    between features are decided by the visiting order at a guessed preorder
+    count (``guess``: node keys and counts of the previous table, 0 where
+    absent); the caller checks them. The table's columns: tree, path, depth,
+    searched (``att``), split, tie, chosen feature, best-feature mask
+    (``top``), threshold, leaf value, and the flags near (near-tie), const (a
+    feature constant in a searched node) and deep (split stopped at
+    ``_MAX_DEPTH``). Also returns, for every training example, its tree, the
+    example's index in its dataset and the preorder key
+    (:func:`_preorder_keys`) of its leaf.
     """
     X, n, crit, min_split, min_leaf, pos = ctx
     p = X.shape[1]
-    ex, grp = list(flat[0]), list(flat[1])
+    grp, rid, xs, ys = (list(a) for a in flat)
+    base = piece_tree // S1 * n  # first example of each piece's dataset
     path = root_path.astype(np.int64)[:, None]
     cols: dict[str, list[np.ndarray]] = {}
     leaves: dict[str, list[np.ndarray]] = {}
@@ -517,14 +537,14 @@ def _grow(
     level = 0
     while m > 0:
         G = P * m
-        att, value, stats = _node_stats(crit, grp[0], ex[0], G, min_split, min_leaf)
+        att, value, stats = _node_stats(crit, grp[0], ys[0], G, min_split, min_leaf)
         best = np.full((G, p), -np.inf)
         thr = np.zeros((G, p))
         const = np.zeros((G, p), dtype=bool)
         firsts = [_group_first(g) for g in grp]
         for f in range(p):
             best[:, f], thr[:, f], const[:, f] = _best_split_of_feature(
-                crit, grp[f], firsts[f], ex[f], X[ex[f], f], stats, G, min_leaf
+                crit, grp[f], firsts[f], ys[f], xs[f], stats, G, min_leaf
             )
         top = best.max(axis=1)
         piece = np.arange(G) // m
@@ -555,7 +575,7 @@ def _grow(
         ends = ~split[grp[0]]  # training examples of this level's leaves
         lg = grp[0][ends]
         lpad = flat[lg] << (_MAX_DEPTH - depth[lg])
-        for name, v in (("l_tree", piece_tree[lg // m]), ("l_ex", ex[0][ends] % n)):
+        for name, v in (("l_tree", piece_tree[lg // m]), ("l_ex", rid[0][ends] % n)):
             leaves.setdefault(name, []).append(v)
         leaves.setdefault("l_key", []).append((piece_tree[lg // m] << _SHIFT) | lpad)
         for name, v in (
@@ -569,13 +589,15 @@ def _grow(
         rank = np.cumsum(split2, axis=1) - 1
         m_next = 2 * int(split2.sum(axis=1).max()) if split2.any() else 0
         child = piece * m_next + 2 * rank.ravel()  # left child's group
-        # which way each training example of a split node goes, looked up by every feature
-        goes_right = np.zeros((P, n), dtype=bool)
+        # which way each training entry (piece * n + example) of a split node goes
+        goes_right = np.zeros(P * n, dtype=bool)
         keep = split[grp[0]]
-        g0, e0 = grp[0][keep], ex[0][keep]
-        goes_right[g0 // m, e0 % n] = X[e0, feat[g0]] > thr_f[g0]
+        g0, r0 = grp[0][keep], rid[0][keep]
+        goes_right[r0] = X[base[g0 // m] + r0 % n, feat[g0]] > thr_f[g0]
         for f in range(p):
-            ex[f], grp[f] = _partition(ex[f], grp[f], firsts[f], split, child, goes_right, m, n)
+            grp[f], rid[f], xs[f], ys[f] = _partition(
+                grp[f], (rid[f], xs[f], ys[f]), split, child, goes_right
+            )
         nxt = np.zeros((P, m_next), dtype=np.int64)
         sr, sj = np.nonzero(split2)
         nxt[sr, 2 * rank[sr, sj]] = 2 * path[sr, sj]
@@ -589,7 +611,7 @@ def _grow(
 
 
 def _node_stats(
-    crit: _Criterion, g: IntArray, e: IntArray, G: int, min_split: int, min_leaf: int
+    crit: _Criterion, g: IntArray, yv: np.ndarray, G: int, min_split: int, min_leaf: int
 ) -> tuple[np.ndarray, FloatArray, tuple[FloatArray, ...]]:
     """Return the searched mask, leaf value and sums the proxies need, per (tree, node) group.
 
@@ -598,14 +620,14 @@ def _node_stats(
     (squared error: ``E[y²] - E[y]²``; Gini: the node is not pure).
     """
     if crit.kind == "gini":
-        T = np.bincount(g * crit.K + crit.y[e], minlength=G * crit.K).reshape(G, crit.K)
+        T = np.bincount(g * crit.K + yv, minlength=G * crit.K).reshape(G, crit.K)
         cnt = T.sum(axis=1)
         impure = T.max(axis=1) < cnt
         value = np.argmax(T, axis=1).astype(np.float64)
         Tf = T.astype(np.float64)
         stats: tuple[FloatArray, ...] = (cnt.astype(np.float64), Tf, (Tf * Tf).sum(axis=1))
     else:
-        y0 = crit.y[e]
+        y0 = yv
         cntf = np.bincount(g, minlength=G).astype(np.float64)
         tot = np.bincount(g, weights=y0, minlength=G)
         sq = np.bincount(g, weights=y0 * y0, minlength=G)
@@ -619,45 +641,28 @@ def _node_stats(
 
 
 def _partition(
-    e: IntArray,
     g: IntArray,
-    first: IntArray,
+    arrays: tuple[np.ndarray, ...],
     split: np.ndarray,
     child: IntArray,
     goes_right: np.ndarray,
-    m: int,
-    n: int,
-) -> tuple[IntArray, IntArray]:
-    """Move the entries of the split groups to their children's groups, stably, in O(N).
+) -> tuple[np.ndarray, ...]:
+    """Move the entries of the split groups to their children's groups, stably.
 
-    ``e``, ``g``: examples and groups of one feature's flat array (groups
-    ascending; ``first``: :func:`_group_first`); ``split[g]``: group ``g``
-    is split; ``child[g]``: its left child's group in the next level (the
-    right one is ``child[g] + 1``); ``goes_right[piece, e % n]``: example
-    ``e`` goes to the right child (``m`` groups per piece, ``n`` examples per
-    dataset). The children keep the parent's order, left child before right
-    child.
+    ``g``: groups of one feature's flat array (ascending); ``arrays``: the
+    entries' ids (``rid``, first), feature values and responses;
+    ``split[g]``: group ``g`` is split; ``child[g]``: its left child's group
+    in the next level (the right one is ``child[g] + 1``);
+    ``goes_right[rid]``: the entry goes right. The children keep the
+    parent's order, left child before right child. Returns the new groups and
+    the arrays in the new order.
     """
     keep = split[g]
-    e, g = e[keep], g[keep]
-    if len(e) == 0:
-        return e, g
-    right = goes_right[g // m, e % n]
-    new = child[g] + right
-    # groups stay contiguous once the leaves' entries are dropped
-    first = _group_first(g) if not keep.all() else first
-    c_r = np.cumsum(right)
-    c_l = np.arange(1, len(e) + 1) - c_r
-    base_r = np.where(first > 0, c_r[first - 1], 0)
-    # position inside the child: rank among the parent's entries going the same way
-    within = np.where(right, c_r - base_r, c_l - (first - base_r)) - 1
-    counts = np.bincount(new)
-    dest = (np.cumsum(counts) - counts)[new] + within
-    e_out = np.empty_like(e)
-    g_out = np.empty_like(g)
-    e_out[dest] = e
-    g_out[dest] = new
-    return e_out, g_out
+    g = g[keep]
+    arrays = tuple(a[keep] for a in arrays)
+    new = child[g] + goes_right[arrays[0]]
+    o = np.argsort(new, kind="stable")  # runs of two interleaved sorted halves: cheap
+    return (new[o], *(a[o] for a in arrays))
 
 
 def _group_first(g: IntArray) -> IntArray:
@@ -698,7 +703,7 @@ def _best_split_of_feature(
     crit: _Criterion,
     k: IntArray,
     first: IntArray,
-    e: IntArray,
+    yv: np.ndarray,
     x: FloatArray,
     stats: tuple[FloatArray, ...],
     n_groups: int,
@@ -732,7 +737,6 @@ def _best_split_of_feature(
         & (n_left >= min_leaf)
         & (n_right >= min_leaf)
     )
-    yv = crit.y[e]
     cand = np.flatnonzero(valid)  # proxies only where a split is allowed
     kc, fc, nl, nr = k[cand], first[cand], n_left[cand], n_right[cand]
     with np.errstate(divide="ignore", invalid="ignore"):
