@@ -725,20 +725,17 @@ def _best_split_of_feature(
     const = np.zeros(n_groups, dtype=bool)
     if N == 0:
         return best, thr, const
-    cnt = stats[0]
     idx = np.arange(N)
-    n_left = (idx - first + 1).astype(np.float64)
-    n_right = cnt[k] - n_left
-    nxt = np.minimum(idx + 1, N - 1)
-    valid = (
-        (nxt > idx)
-        & (k[nxt] == k)
-        & (x[nxt] > x + _FEATURE_THRESHOLD)
-        & (n_left >= min_leaf)
-        & (n_right >= min_leaf)
-    )
-    cand = np.flatnonzero(valid)  # proxies only where a split is allowed
-    kc, fc, nl, nr = k[cand], first[cand], n_left[cand], n_right[cand]
+    # a split after entry i: next entry in the same group with a larger value
+    valid = np.zeros(N, dtype=bool)
+    valid[:-1] = (k[1:] == k[:-1]) & (x[1:] > x[:-1] + _FEATURE_THRESHOLD)
+    cand = np.flatnonzero(valid)
+    kc, fc = k[cand], first[cand]
+    nl = (cand - fc + 1).astype(np.float64)
+    nr = stats[0][kc] - nl
+    leaf_ok = (nl >= min_leaf) & (nr >= min_leaf)
+    cand, kc, fc, nl, nr = cand[leaf_ok], kc[leaf_ok], fc[leaf_ok], nl[leaf_ok], nr[leaf_ok]
+    # proxies only where a split is allowed
     with np.errstate(divide="ignore", invalid="ignore"):
         if crit.kind == "gini":
             # Σ_k L_k² grows by 2 L_{y} + 1 per entry; Σ_k (T_k - L_k)² = ΣT² - 2 Σ T_k L_k + ΣL²
