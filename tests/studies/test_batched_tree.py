@@ -213,3 +213,26 @@ def test_tree_path_option() -> None:
     assert choose_tree_path("sklearn", 200, 1000) == "sklearn"
     with pytest.raises(ArgumentError, match="`tree` must be one of.*got 'fast'"):
         choose_tree_path("fast", 200, 1000)
+
+
+@pytest.mark.slow
+def test_letter_tree_error_rates_agree_with_sklearn() -> None:
+    # the letter study's data (16 integer features, 26 classes), 20 datasets of
+    # n = 300 with 60 half splits each: unflagged trees equal, paired error rates
+    # agree within Monte Carlo error (the batched tie rule; issue 31)
+    from cvstats.studies.letter import load_letter
+
+    features, labels = load_letter()
+    rng = np.random.default_rng(31)
+    diffs = []
+    for _ in range(20):
+        rows = rng.choice(len(labels), 300, replace=False)
+        X, y = features[rows].astype(float), labels[rows]
+        train = _subsets(rng, 300, 150, 60)
+        test = np.array([np.setdiff1d(np.arange(300), tr) for tr in train])
+        pred, tied = classification_tree_predict(X, y, train, test_idx=test)
+        ref = np.take_along_axis(_sklearn_classifier(X, y, train), test, axis=1)
+        np.testing.assert_array_equal(pred[~tied], ref[~tied])
+        diffs.append(np.mean(pred != y[test]) - np.mean(ref != y[test]))
+    d = np.asarray(diffs)
+    assert abs(d.mean()) < 3 * d.std(ddof=1) / np.sqrt(len(d))
