@@ -1,30 +1,38 @@
-"""Regression trees grown for many training subsets of one dataset at once (issue 31).
+"""Decision trees grown for many training subsets of a dataset at once (issue 31).
 
 :func:`regression_tree_predict` grows, with numpy only, the tree of
 ``DecisionTreeRegressor(min_samples_split, min_samples_leaf)`` (squared-error
-criterion, every feature tried, no depth limit) for every training set
-``train_idx[s]`` of one dataset ``(X, y)`` and returns its prediction (leaf
-mean) for every example of the dataset. Each feature is sorted once; per
-feature, the training examples of the open nodes of all trees sit in one flat
-array grouped by (tree, node) and sorted by the feature inside each group.
-The trees grow level by level: every (tree, node, feature) finds its best
-split from cumulative counts and sums along that array, vectorized over trees
-and nodes; the examples of leaves leave the arrays, and every example is
-routed down the finished trees at the end (the only Python loops are over
-depth levels, features and the rounds of the tie fixed point below).
+criterion, every feature tried, no depth limit) and
+:func:`classification_tree_predict` the tree of
+``DecisionTreeClassifier(min_samples_split, min_samples_leaf)`` (Gini) for
+every training set ``train_idx[s]`` of a dataset ``(X, y)`` (or of each of
+``B`` datasets) and returns its predictions (leaf mean, or the leaf's most
+frequent class) for every example, or for ``test_idx[s]``. Each feature is
+sorted once per dataset; per feature, the training entries of the open nodes
+of all trees sit in one flat array grouped by (tree, node) and sorted by the
+feature inside each group (with their feature values and responses). The
+trees grow level by level: every (tree, node, feature) finds its best split
+from cumulative counts and sums along that array, vectorized over trees and
+nodes; the entries of leaves leave the arrays, and the examples to predict
+are routed down the finished trees at the end (the only Python loops are
+over depth levels, features, datasets and the rounds of the tie rule below).
 
-The rules are scikit-learn's (Breiman et al., 1984, ch. 8; scikit-learn's
-``BestSplitter`` and ``DepthFirstTreeBuilder``):
+The rules are scikit-learn's (Breiman et al., 1984, ch. 4 and 8;
+scikit-learn's ``BestSplitter``, ``Gini``, ``MSE`` and
+``DepthFirstTreeBuilder``):
 
 * features are cast to float32 (as scikit-learn does);
 * a node is a leaf when it has fewer than ``min_samples_split`` or fewer
-  than ``2 min_samples_leaf`` examples, or its impurity (variance of ``y``)
-  is at most the float64 machine epsilon;
+  than ``2 min_samples_leaf`` examples, or its impurity is at most the
+  float64 machine epsilon (squared error: the variance of ``y``; Gini: the
+  node is pure);
 * candidate splits lie between consecutive sorted values ``a < b`` with
   ``b > a + 1e-7`` (scikit-learn's ``FEATURE_THRESHOLD``), both children
   holding at least ``min_samples_leaf`` examples; the criterion maximized is
   the proxy ``S_L²/n_L + S_R²/n_R`` (sums and counts of ``y`` in the
-  children); the threshold is ``a/2 + b/2`` and ``x <= threshold`` goes left;
+  children) or ``-n_R G_R - n_L G_L`` with ``G = 1 - Σ_k n_k²/n²`` (class
+  counts ``n_k``, computed in scikit-learn's floating-point operations); the
+  threshold is ``a/2 + b/2`` and ``x <= threshold`` goes left;
 * among equal proxies **within a feature** the smallest threshold wins (the
   first one met in scikit-learn's ascending scan, which keeps a new best only
   when strictly greater).
@@ -33,27 +41,33 @@ The rules are scikit-learn's (Breiman et al., 1984, ch. 8; scikit-learn's
 a random order and keeps the first feature reaching the best proxy. The
 order comes from one xorshift generator (seeded by
 ``RandomState(random_state).randint(0, 2**31 - 1)``) and a feature array
-that carry over from node to node in depth-first preorder, so the order at a
-node is a fixed function of ``c``, the number of nodes searched before it in
-preorder (:func:`_visit_positions`, for features never constant in a node).
-A level-by-level grower does not know ``c`` while growing, so the trees are
-grown again until consistent (a fixed point): each round decides the ties with
-the preorder ranks of the previous round's tree and stops for the trees where
-every tie agrees with its node's actual rank. The first inconsistent node in
-preorder is fixed by each round, and a consistent tree is scikit-learn's (by
-induction along the preorder).
+that carry over from node to node in depth-first preorder, so while no
+feature is constant in a searched node the order at a node is a fixed
+function of ``c``, the number of nodes searched before it in preorder
+(:func:`_visit_positions`). A level-by-level grower does not know ``c``
+while growing: it decides ties with a guess, then puts all nodes in one
+table sorted in preorder (where ``c`` is a cumulative count), and regrows
+only the subtrees of the outermost ties decided against their ``c`` (with
+the right feature at their root), until every tie agrees; a consistent tree
+is scikit-learn's (by induction along the preorder). Where a feature is
+constant in a searched node (tied feature values, e.g. integer features)
+scikit-learn's draws change from then on; the rule above is kept as the
+batched tree's own rule, and trees with such a node and a tie are flagged
+(``tied[s]``): they may differ from scikit-learn's.
 
-With integer responses (e.g. 0/1 labels) all sums are exact and the proxies
-are scikit-learn's bit for bit: the predictions are equal (tested). With
-real-valued responses scikit-learn sums ``y`` in each feature's order, so the
-proxies of one partition reached through two features differ by rounding; a
-tree with two features' best proxies within a relative ``1e-10`` (not equal)
-is flagged (``tied[s]``) and :func:`regression_tree_predict_exact` refits it
-with scikit-learn; leaf means equal scikit-learn's to rounding.
+With integer responses (e.g. 0/1 labels) and class counts all sums are exact
+and the proxies are scikit-learn's bit for bit: the predictions are equal
+(tested). With real-valued responses scikit-learn sums ``y`` in each
+feature's order, so the proxies of one partition reached through two
+features differ by rounding; a tree with two features' best proxies within a
+relative ``1e-10`` (not equal) is flagged and
+:func:`regression_tree_predict_exact` refits the flagged trees with
+scikit-learn; leaf means equal scikit-learn's to rounding.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -464,6 +478,7 @@ def _leaves(tab: dict[str, np.ndarray], X: FloatArray, t: IntArray, i: IntArray)
     return out
 
 
+@functools.lru_cache(maxsize=8)
 def _visit_positions(p: int, count: int, random_state: int) -> IntArray:
     """``pos[c, f]``: rank of feature ``f`` in scikit-learn's visiting order at split node ``c``.
 
@@ -472,8 +487,11 @@ def _visit_positions(p: int, count: int, random_state: int) -> IntArray:
     ``RandomState(random_state).randint(0, 2**31 - 1)``, visits
     ``features[f_j]`` and swaps it to position ``f_i - 1`` of a feature array
     kept from node to node; ``c`` counts the nodes searched before, in
-    depth-first (preorder) order. No feature is ever constant in a node here
-    (continuous features), which keeps the draws this simple.
+    depth-first (preorder) order. This holds while no feature is constant in
+    a searched node (continuous features): a constant feature changes the
+    draws from then on (scikit-learn's ``n_known_constants`` and
+    ``n_found_constants``), and :func:`_fit_predict` flags such trees where
+    they have a tie. Cached (the array is read-only).
     """
     state = int(np.random.RandomState(random_state).randint(0, 2147483647))
     features = list(range(p))
@@ -489,6 +507,7 @@ def _visit_positions(p: int, count: int, random_state: int) -> IntArray:
             f_j = (state % 2147483648) % f_i
             pos[c, features[f_j]] = k
             features[f_i - 1], features[f_j] = features[f_j], features[f_i - 1]
+    pos.setflags(write=False)
     return pos
 
 
