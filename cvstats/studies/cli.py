@@ -425,7 +425,7 @@ def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
     inner = study.add_subparsers(dest="study", required=True)
     for name, sims, help_ in (
         ("nb-regression", "1..4", "problem 1: simple linear regression (fast, closed form)"),
-        ("nb-classification", "1..4", "problem 2: two Gaussian populations (tree: slow)"),
+        ("nb-classification", "1..4", "problem 2: two Gaussian populations (tree: see --tree)"),
         ("nb-letter", "", "problem 3: letter recognition, tree vs distorted 1-NN (tree: slow)"),
     ):
         p = inner.add_parser(
