@@ -155,8 +155,21 @@ def _inputs(
             "`train_idx` must have shape (S, n1) (or (B, S, n1)) with S, n1 >= 1, "
             f"got {train_idx.shape[int(one) :]}."
         )
+    if not np.issubdtype(train_idx.dtype, np.integer):
+        raise ArgumentError(f"`train_idx` must hold integers, got dtype {train_idx.dtype}.")
     if train_idx.min() < 0 or train_idx.max() >= n:
         raise ArgumentError(f"`train_idx` must index the {n} examples of `X`.")
+    srt = np.sort(train_idx, axis=-1)
+    if (srt[..., 1:] == srt[..., :-1]).any():
+        raise ArgumentError(
+            "`train_idx` must hold distinct indices in each row (a training set "
+            "without repeats); sample with replace=False."
+        )
+    if not np.isfinite(X).all():
+        raise ArgumentError(
+            "`X` must be finite (no NaN or inf): the batched trees have no "
+            "missing-value rule; use scikit-learn's tree for such data."
+        )
     if min_split < 2 or min_leaf < 1:
         raise ArgumentError(
             "`min_samples_split` must be >= 2 and `min_samples_leaf` >= 1, "
@@ -221,6 +234,8 @@ def regression_tree_predict(
         X, y, train_idx, test_idx, min_samples_split, min_samples_leaf
     )
     y = y.astype(np.float64).ravel()
+    if not np.isfinite(y).all():
+        raise ArgumentError("`y` must be finite (no NaN or inf).")
     exact = bool(np.all(y == np.round(y)) and np.abs(y).sum() < 2.0**52)
     crit = _Criterion("mse", y, 0, exact)
     pred, tied = _fit_predict(

@@ -92,6 +92,16 @@ def test_bad_inputs_are_named() -> None:
         regression_tree_predict(X, np.zeros(4), np.array([[0, 1]]))
     with pytest.raises(ArgumentError, match="`min_samples_split` must be >= 2"):
         regression_tree_predict(X, np.zeros(5), np.array([[0, 1]]), min_samples_split=1)
+    with pytest.raises(ArgumentError, match="`train_idx` must hold distinct indices"):
+        classification_tree_predict(X, np.zeros(5), np.array([[0, 1], [2, 2]]))
+    with pytest.raises(ArgumentError, match="`train_idx` must hold integers"):
+        regression_tree_predict(X, np.zeros(5), np.array([[0.0, 1.0]]))
+    with pytest.raises(ArgumentError, match="`X` must be finite"):
+        regression_tree_predict(np.where(X == 0, np.nan, X), np.zeros(5), np.array([[0, 1]]))
+    with pytest.raises(ArgumentError, match="`y` must be finite"):
+        regression_tree_predict(X, np.array([0, 1, np.inf, 0, 0]), np.array([[0, 1]]))
+    with pytest.raises(ArgumentError, match=r"`X` must have shape \(n, p\)"):
+        classification_tree_predict(np.zeros((2, 5, 2)), np.zeros(5), np.array([[0, 1]]))
 
 
 def test_training_set_smaller_than_min_samples_split_is_one_leaf() -> None:
