@@ -443,7 +443,10 @@ def _node_keys(tree: IntArray, path: IntArray) -> IntArray:
 
 def _in_preorder(tab: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Sort the node table by tree, then depth-first preorder (left child first)."""
-    o = np.lexsort((tab["depth"], _padded(tab), tab["tree"]))
+    if tab["tree"].max() < 2**15:  # tree, padded path and depth in one int64 key
+        o = np.argsort((_preorder_keys(tab) << 6) | tab["depth"])
+    else:
+        o = np.lexsort((tab["depth"], _padded(tab), tab["tree"]))
     return {k: v[o] for k, v in tab.items()}
 
 
@@ -484,12 +487,14 @@ def _leaves(tab: dict[str, np.ndarray], X: FloatArray, t: IntArray, i: IntArray)
     node = roots[t]
     out = node.copy()
     k = np.arange(len(t))
-    split, feat, thr = tab["split"], tab["feat"], tab["thr"]
+    split, thr = tab["split"], tab["thr"]
+    column = tab["feat"] * X.shape[0]  # offset of each node's feature in X.T
+    xt = np.ascontiguousarray(X.T).ravel()
     while len(k):
         go = split[node]
         out[k[~go]] = node[~go]
         k, node = k[go], node[go]
-        node = np.where(X[i[k], feat[node]] > thr[node], right[node], node + 1)
+        node = np.where(xt[column[node] + i[k]] > thr[node], right[node], node + 1)
     return out
 
 
