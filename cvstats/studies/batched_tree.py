@@ -580,6 +580,10 @@ def _grow(
         best = np.full((G, p), -np.inf)
         thr = np.zeros((G, p))
         const = np.zeros((G, p), dtype=bool)
+        for f in range(1, p):  # leaves' entries are not searched (feature 0 keeps them)
+            keep = att[grp[f]]
+            if not keep.all():
+                grp[f], rid[f], xs[f], ys[f] = (a[keep] for a in (grp[f], rid[f], xs[f], ys[f]))
         firsts = [_group_first(g) for g in grp]
         for f in range(p):
             best[:, f], thr[:, f], const[:, f] = _best_split_of_feature(
