@@ -159,12 +159,6 @@ def _inputs(
         raise ArgumentError(f"`train_idx` must hold integers, got dtype {train_idx.dtype}.")
     if train_idx.min() < 0 or train_idx.max() >= n:
         raise ArgumentError(f"`train_idx` must index the {n} examples of `X`.")
-    srt = np.sort(train_idx, axis=-1)
-    if (srt[..., 1:] == srt[..., :-1]).any():
-        raise ArgumentError(
-            "`train_idx` must hold distinct indices in each row (a training set "
-            "without repeats); sample with replace=False."
-        )
     if not np.isfinite(X).all():
         raise ArgumentError(
             "`X` must be finite (no NaN or inf): the batched trees have no "
@@ -363,6 +357,11 @@ def _fit_predict(
     for b in range(B):
         member = np.zeros((S1, n), dtype=bool)
         member[np.arange(S1)[:, None], train_idx[b]] = True
+        if (np.count_nonzero(member, axis=1) < train_idx.shape[2]).any():
+            raise ArgumentError(
+                "`train_idx` must hold distinct indices in each row (a training set "
+                "without repeats); sample with replace=False."
+            )
         for f in range(p):
             r, i = np.nonzero(member[:, order[b, :, f]])
             g, loc = b * S1 + r.astype(np.int64), order[b, i, f]
