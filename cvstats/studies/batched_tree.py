@@ -195,8 +195,10 @@ def regression_tree_predict(
 
     Parameters
     ----------
-    X : ndarray, shape (n, p)
-        Features of the dataset (cast to float32 as scikit-learn does).
+    X : ndarray, shape (n, p) or (B, n, p)
+        Features of the dataset (cast to float32 as scikit-learn does), or
+        of ``B`` datasets grown together (then ``y``, ``train_idx``,
+        ``test_idx`` and the outputs carry the leading ``B`` axis too).
     y : ndarray, shape (n,)
         Responses.
     train_idx : ndarray of int, shape (S, n1)
@@ -259,8 +261,10 @@ def classification_tree_predict(
 
     Parameters
     ----------
-    X : ndarray, shape (n, p)
-        Features of the dataset (cast to float32 as scikit-learn does).
+    X : ndarray, shape (n, p) or (B, n, p)
+        Features of the dataset (cast to float32 as scikit-learn does), or
+        of ``B`` datasets grown together (then ``y``, ``train_idx``,
+        ``test_idx`` and the outputs carry the leading ``B`` axis too).
     y : ndarray, shape (n,)
         Class labels (any sortable values).
     train_idx : ndarray of int, shape (S, n1)
@@ -602,9 +606,9 @@ def _grow(
             close = best >= (top - _TIE_RTOL * np.abs(top))[:, None]
             near = split & (close.sum(axis=1) > is_top.sum(axis=1))
         c = np.zeros(G, dtype=np.int64)
-        flat = path.ravel()
+        paths = path.ravel()
         if guess is not None:
-            keys = _node_keys(piece_tree[piece], flat)
+            keys = _node_keys(piece_tree[piece], paths)
             at = np.minimum(np.searchsorted(guess[0], keys), len(guess[0]) - 1)
             c = np.where(guess[0][at] == keys, guess[1][at], 0)
         feat = np.where(
@@ -613,15 +617,15 @@ def _grow(
         if level == 0 and forced is not None:
             feat = np.where(tie, forced, feat)
         thr_f = thr[np.arange(G), feat]
-        real = flat > 0
+        real = paths > 0
         ends = ~split[grp[0]]  # training examples of this level's leaves
         lg = grp[0][ends]
-        lpad = flat[lg] << (_MAX_DEPTH - depth[lg])
+        lpad = paths[lg] << (_MAX_DEPTH - depth[lg])
         for name, v in (("l_tree", piece_tree[lg // m]), ("l_ex", rid[0][ends] % n)):
             leaves.setdefault(name, []).append(v)
         leaves.setdefault("l_key", []).append((piece_tree[lg // m] << _SHIFT) | lpad)
         for name, v in (
-            ("tree", piece_tree[piece]), ("path", flat), ("depth", depth), ("att", att),
+            ("tree", piece_tree[piece]), ("path", paths), ("depth", depth), ("att", att),
             ("split", split), ("tie", tie), ("feat", feat), ("top", is_top), ("thr", thr_f),
             ("value", value), ("near", near), ("const", att & const.any(axis=1)),
             ("deep", can & ~split),
@@ -754,8 +758,8 @@ def _best_split_of_feature(
     """Best proxy, its threshold and constancy of one feature for every (tree, node) group.
 
     ``k``: group of each entry, ascending, entries of a group sorted by the
-    feature (``first``: :func:`_group_first` of ``k``); ``e``: their examples,
-    ``x``: their feature values; ``stats``:
+    feature (``first``: :func:`_group_first` of ``k``); ``yv``: their
+    responses (class codes), ``x``: their feature values; ``stats``:
     :func:`_node_stats`'s sums. Returns the best proxy (``-inf`` without a
     valid split), its threshold (the first among equal proxies) and whether
     the feature is constant in the group (scikit-learn's test

@@ -246,3 +246,21 @@ def test_letter_tree_error_rates_agree_with_sklearn() -> None:
         diffs.append(np.mean(pred != y[test]) - np.mean(ref != y[test]))
     d = np.asarray(diffs)
     assert abs(d.mean()) < 3 * d.std(ddof=1) / np.sqrt(len(d))
+
+
+def test_datasets_grown_together_equal_one_by_one() -> None:
+    rng = np.random.default_rng(12)
+    B, n = 3, 70
+    X = rng.normal(size=(B, n, 3))
+    y = rng.integers(0, 4, size=(B, n))
+    train = np.stack([_subsets(rng, n, 50, 8) for _ in range(B)])
+    test = np.stack([np.array([np.setdiff1d(np.arange(n), tr) for tr in t]) for t in train])
+    pred, tied = classification_tree_predict(X, y, train, test_idx=test)
+    assert pred.shape == test.shape and tied.shape == (B, 8)
+    for b in range(B):
+        one, _ = classification_tree_predict(X[b], y[b], train[b], test_idx=test[b])
+        np.testing.assert_array_equal(pred[b], one)
+    yr = (y > 1).astype(float)
+    np.testing.assert_array_equal(
+        regression_tree_predict_exact(X, yr, train)[1], _sklearn(X[1], yr[1], train[1], 10, 5)
+    )
