@@ -10,8 +10,13 @@ zero-one loss.
   ``DecisionTreeRegressor(min_samples_split=10, min_samples_leaf=5)``, which
   has no ``mindev`` rule (S-Plus stops splitting a node whose deviance is
   below 1 % of the root's; scikit-learn grows until the size limits or pure
-  nodes), so its trees are somewhat deeper. Fitted split by split: the slow
-  part of the study (parallelize with ``n_jobs``).
+  nodes), so its trees are somewhat deeper. Two equal paths (``tree``
+  option): ``"batched"`` grows the trees of every split of a dataset at once
+  (:func:`cvstats.studies.batched_tree.regression_tree_predict`, equal to
+  scikit-learn's predictions here: continuous features, 0/1 responses, any
+  tree it flags refitted by scikit-learn); ``"sklearn"`` fits split by
+  split; ``"auto"`` (default) takes the batched path for ``n <=``
+  :data:`BATCHED_MAX_N`, where it was measured faster (docs/benchmarks.md).
 * Learner B: OLS of ``Y`` on ``(1, X)`` predicting ``I[β̂'(1, x) > 1/2]``,
   fitted for all splits at once from training sums of
   ``(1, x1, x2, x1², x1x2, x2², y, x1y, x2y)`` (3×3 normal equations solved
@@ -24,7 +29,7 @@ fresh samples of size ``n1`` and tests on a large fresh sample.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -37,8 +42,10 @@ from cvstats.studies._runner import (
     add_monte_carlo_truth,
     run_study_with_truth,
 )
+from cvstats.studies.batched_tree import choose_tree_path, regression_tree_predict_exact
 
 __all__ = [
+    "BATCHED_MAX_N",
     "SIMULATIONS",
     "ClassificationProblem",
     "classification_problem",
@@ -58,6 +65,8 @@ SIMULATIONS: dict[int, dict[str, float]] = {
 }
 
 _TREE = {"min_samples_split": 10, "min_samples_leaf": 5}
+#: ``tree="auto"`` takes the batched tree for datasets of at most this many examples.
+BATCHED_MAX_N = 1000
 
 
 def ols_classifier_from_sums(sums: FloatArray) -> FloatArray:
@@ -98,8 +107,10 @@ def _ols_losses(data: FloatArray, test_idx: IntArray, beta: FloatArray) -> Float
     return ((score > 0.5) != (y > 0.5)).astype(float)
 
 
-def tree_losses(data: FloatArray, test_idx: IntArray, train_idx: IntArray) -> FloatArray:
-    """Zero-one test losses of the regression tree, fitted split by split.
+def tree_losses(
+    data: FloatArray, test_idx: IntArray, train_idx: IntArray, tree: str = "sklearn"
+) -> FloatArray:
+    """Zero-one test losses of the regression tree, every split of every dataset.
 
     Parameters
     ----------
@@ -107,6 +118,11 @@ def tree_losses(data: FloatArray, test_idx: IntArray, train_idx: IntArray) -> Fl
         Columns ``(x1, x2, y)``.
     test_idx, train_idx : ndarray of int, shapes (B, ..., n2), (B, ..., n1)
         Test and training indices of each split.
+    tree : {"sklearn", "batched", "auto"}, default "sklearn"
+        ``"sklearn"``: fitted split by split; ``"batched"``: all splits of a
+        dataset at once (:func:`cvstats.studies.batched_tree.regression_tree_predict_exact`,
+        the same predictions); ``"auto"``: batched for ``n <=``
+        :data:`BATCHED_MAX_N`.
 
     Returns
     -------
@@ -115,10 +131,15 @@ def tree_losses(data: FloatArray, test_idx: IntArray, train_idx: IntArray) -> Fl
     """
     from sklearn.tree import DecisionTreeRegressor
 
+    path = choose_tree_path(tree, data.shape[1], BATCHED_MAX_N)
     B = data.shape[0]
     te = test_idx.reshape(B, -1, test_idx.shape[-1])
     tr = train_idx.reshape(B, -1, train_idx.shape[-1])
     out = np.empty(te.shape)
+    if path == "batched":  # every split of every dataset grown at once
+        pred = regression_tree_predict_exact(data[..., :2], data[..., 2], tr, **_TREE, test_idx=te)
+        y_te = np.take_along_axis(data[:, None, :, 2], te, axis=2)
+        return ((pred > 0.5) != (y_te > 0.5)).astype(float).reshape(test_idx.shape)
     for b in range(B):
         X, y = data[b, :, :2], data[b, :, 2]
         for s in range(te.shape[1]):
@@ -139,12 +160,22 @@ class ClassificationProblem(SimulationProblem):
         Dataset size.
     s1 : float
         Class-1 covariance ``s1 · I₂`` (class 0: ``I₂``; means ``(0, 0)`` and ``(1, 1)``).
+    tree : {"auto", "batched", "sklearn"}, default "auto"
+        Path of the tree (:func:`tree_losses`); not a parameter of the
+        results (both paths predict alike), so not in :meth:`params`.
     """
 
     kind: ClassVar[str] = "nb-classification"
     s1: float
     models: tuple[str, str] = ("A", "B")
     n_stats: int = 9
+    tree: str = "auto"
+
+    def params(self) -> dict[str, Any]:
+        """Return the simulation parameters as a JSON-friendly dict (without ``tree``)."""
+        out = super().params()
+        del out["tree"]
+        return out
 
     def sample(self, rng: np.random.Generator, size: int) -> FloatArray:
         """Draw ``size`` examples: columns ``(x1, x2, y)``."""
@@ -174,7 +205,7 @@ class ClassificationProblem(SimulationProblem):
     ) -> FloatArray:
         """Mean zero-one test losses of the tree (A) and OLS (B), shape ``(B, ..., 2)``."""
         ols = _ols_losses(data, test_idx, ols_classifier_from_sums(train_sums)).mean(axis=-1)
-        tree = tree_losses(data, test_idx, train_idx).mean(axis=-1)
+        tree = tree_losses(data, test_idx, train_idx, self.tree).mean(axis=-1)
         return np.stack([tree, ols], axis=-1)
 
     def example_losses(
@@ -183,7 +214,7 @@ class ClassificationProblem(SimulationProblem):
         """Per-example zero-one losses of A and B on one split per dataset."""
         sums = np.einsum("bnk->bk", np.take_along_axis(self.stats(data), train_idx[..., None], 1))
         ols = _ols_losses(data, test_idx, ols_classifier_from_sums(sums))
-        return np.stack([tree_losses(data, test_idx, train_idx), ols], axis=-1)
+        return np.stack([tree_losses(data, test_idx, train_idx, self.tree), ols], axis=-1)
 
     def monte_carlo_truth(self, n1: int, **options: int) -> dict[str, tuple[float, float]]:
         """:func:`monte_carlo_truth` of this simulation (``options``: its keywords)."""
@@ -191,10 +222,14 @@ class ClassificationProblem(SimulationProblem):
 
 
 @study_doc
-def classification_problem(simulation: int, **overrides: float) -> ClassificationProblem:
+def classification_problem(
+    simulation: int, *, tree: str = "auto", **overrides: float
+) -> ClassificationProblem:
     """Return simulation ``1..4`` of docs/studies.md §B (parameters overridable).
 
     %(parameters_simulation)s
+    tree : {"auto", "batched", "sklearn"}, default "auto"
+        Path of the tree (:func:`tree_losses`).
     **overrides
         Parameters to change (e.g. ``n=60``): ``n`` (an int ``>= 20``) and
         ``s1`` (``> 0``).
@@ -205,9 +240,11 @@ def classification_problem(simulation: int, **overrides: float) -> Classificatio
 
     %(raises_simulation)s
     """
-    return ClassificationProblem.of_simulation(
+    problem = ClassificationProblem.of_simulation(
         SIMULATIONS, simulation, overrides, positive=("s1",), what="problem 2"
     )
+    choose_tree_path(tree, problem.n, BATCHED_MAX_N)  # a bad value fails here, not in a batch
+    return replace(problem, tree=tree)
 
 
 @study_doc
@@ -238,7 +275,7 @@ def monte_carlo_truth(
     te = np.broadcast_to(np.arange(n1, n1 + n_test), (train_sets, n_test))
     sums = problem.stats(train).sum(axis=1)
     err_b = _ols_losses(both, te, ols_classifier_from_sums(sums)).mean(axis=-1)
-    err_a = tree_losses(both, te, tr).mean(axis=-1)
+    err_a = tree_losses(both, te, tr, problem.tree).mean(axis=-1)
     out = {}
     for q, e in (("A", err_a), ("B", err_b), ("A-B", err_a - err_b)):
         out[q] = (float(e.mean()), float(e.std(ddof=1) / np.sqrt(train_sets)))
@@ -261,12 +298,15 @@ def run_classification(
     progress: bool = False,
     client: Any = None,
     truth_sets: int = 0,
+    tree: str = "auto",
     **overrides: float,
 ) -> xr.Dataset:
     """Run (or resume) simulation ``simulation`` of problem B (docs/studies.md §B, §D).
 
     %(run_simulation)s
     %(run_truth_sets)s
+    tree : {"auto", "batched", "sklearn"}, default "auto"
+        Path of the tree (:func:`tree_losses`): the same results either way.
     **overrides
         Simulation parameters to change.
 
@@ -276,7 +316,8 @@ def run_classification(
         Split means of every block (:func:`cvstats.studies.compute_batch`).
     """
     return run_study_with_truth(
-        classification_problem(simulation, **overrides), n_datasets, out_dir, truth_sets,
+        classification_problem(simulation, tree=tree, **overrides), n_datasets, out_dir,
+        truth_sets,
         seed=seed, J=J, M=M, R=R, J_rep=J_rep, batch_size=batch_size, n_jobs=n_jobs,
         progress=progress, client=client,
     )  # fmt: skip

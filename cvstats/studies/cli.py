@@ -217,7 +217,7 @@ def _check_args(args: argparse.Namespace) -> None:
     if args.study == "nb-letter":
         from cvstats.studies.letter import letter_problem
 
-        letter_problem(args.w, learners=args.learners)
+        letter_problem(args.w, learners=args.learners, tree=args.tree)
     elif args.study == "nb-regression":
         from cvstats.studies.regression import regression_problem
 
@@ -225,7 +225,7 @@ def _check_args(args: argparse.Namespace) -> None:
     else:
         from cvstats.studies.classification import classification_problem
 
-        classification_problem(args.sim)
+        classification_problem(args.sim, tree=args.tree)
     if args.study in ("nb-classification", "nb-letter"):
         check_truth_sets(args.truth_sets)
     prepare_out_dir(args.out, name="--out")
@@ -377,15 +377,16 @@ def _run_with(args: argparse.Namespace, client: Any) -> int:
 
         ds = run_letter(
             args.w, args.datasets, args.out, learners=args.learners,
-            truth_sets=args.truth_sets, **common,
+            truth_sets=args.truth_sets, tree=args.tree, **common,
         )  # fmt: skip
         title = f"Nadeau & Bengio problem 3 (letter), w = {args.w:g}"
     else:
         from cvstats.studies.classification import run_classification
 
         ds = run_classification(
-            args.sim, args.datasets, args.out, truth_sets=args.truth_sets, **common
-        )
+            args.sim, args.datasets, args.out, truth_sets=args.truth_sets, tree=args.tree,
+            **common,
+        )  # fmt: skip
         title = f"Nadeau & Bengio problem 2, simulation {args.sim}"
     report = study_report(ds, args.out, alpha=args.alpha, title=title)
     sizes = rejection_rates_frame(report)
@@ -424,7 +425,7 @@ def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
     inner = study.add_subparsers(dest="study", required=True)
     for name, sims, help_ in (
         ("nb-regression", "1..4", "problem 1: simple linear regression (fast, closed form)"),
-        ("nb-classification", "1..4", "problem 2: two Gaussian populations (tree: slow)"),
+        ("nb-classification", "1..4", "problem 2: two Gaussian populations (tree: see --tree)"),
         ("nb-letter", "", "problem 3: letter recognition, tree vs distorted 1-NN (tree: slow)"),
     ):
         p = inner.add_parser(
@@ -462,6 +463,12 @@ def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
             "batches run on the cluster instead of joblib",
         )
         if name in ("nb-classification", "nb-letter"):
+            p.add_argument(
+                "--tree", choices=("auto", "batched", "sklearn"), default="auto",
+                help="tree path: batched (every split of a dataset at once, numpy), sklearn "
+                "(split by split) or auto (batched for n <= the study's BATCHED_MAX_N, "
+                "see docs/studies.md)",
+            )  # fmt: skip
             p.add_argument(
                 "--truth-sets",
                 type=int,

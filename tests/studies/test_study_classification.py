@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+import xarray as xr
 from sklearn.linear_model import LinearRegression
 from sklearn.tree import DecisionTreeRegressor
 
@@ -72,3 +73,17 @@ def test_monte_carlo_truth_is_reproducible():
 def test_unknown_simulation_is_rejected():
     with pytest.raises(ArgumentError, match="`simulation` must be one of"):
         classification_problem(0)
+
+
+def test_batched_and_sklearn_trees_give_identical_study_results():
+    # both paths of learner A: every split mean of every block equal (issue 31)
+    runs = {
+        tree: st.compute_batch(classification_problem(2, n=80, tree=tree), 3, [0, 1], **SIZES)
+        for tree in ("batched", "sklearn")
+    }
+    xr.testing.assert_identical(runs["batched"], runs["sklearn"])
+    assert float(runs["batched"]["main"].sel(quantity="A").std()) > 0
+    # the path is not a parameter of the results: same run signature, resumable either way
+    assert classification_problem(1, tree="batched").params() == classification_problem(1).params()
+    with pytest.raises(ArgumentError, match="`tree` must be one of"):
+        classification_problem(1, tree="numba")

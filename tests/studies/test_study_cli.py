@@ -40,3 +40,16 @@ def test_cli_bengio_grandvalet_experiments(tmp_path, capsys):
     assert "share_gamma" in out and "against-K" in out
     for name in ("bg-experiment2-n.png", "bg-experiment2-K.png", "bg-experiment2-outliers.nc"):
         assert (tmp_path / name).exists()
+
+
+def test_cli_tree_option(tmp_path, capsys):
+    parser = argparse.ArgumentParser()
+    add_study_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["study", "nb-letter", "--out", "x"])
+    assert args.tree == "auto"
+    code = main(
+        ["study", "nb-classification", "--sim", "1", "--datasets", "2", "--out", str(tmp_path),
+         "--J", "5", "--M", "5", "--R", "3", "--truth-sets", "0", "--tree", "batched", "--quiet"]
+    )  # fmt: skip
+    assert code == 0
+    assert "corrected_resampled_t" in capsys.readouterr().out

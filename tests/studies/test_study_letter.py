@@ -116,3 +116,20 @@ def test_cli_letter(tmp_path, capsys):
     assert "corrected_resampled_t" in out and "w = 1" in out
     assert (tmp_path / "nb-letter-sim1-nn-power.png").exists()
     assert (tmp_path / "nb-letter-sim1-nn-rates.nc").exists()
+
+
+def test_batched_tree_path():
+    # both paths of learner A on the same datasets and splits: 1-NN identical, the
+    # tree's split means close (the batched tree's tie rule may change a few trees)
+    runs = {
+        tree: compute_batch(letter_problem(10, n=80, tree=tree), 1, [0, 1], **SIZES)
+        for tree in ("batched", "sklearn")
+    }
+    a, b = runs["batched"]["main"], runs["sklearn"]["main"]
+    xr.testing.assert_equal(a.sel(quantity="B"), b.sel(quantity="B"))
+    assert float(abs(a.sel(quantity="A") - b.sel(quantity="A")).mean()) < 0.02
+    assert letter_problem(1, tree="batched").params()["tree"] == "batched"
+    assert "tree" not in letter_problem(1, tree="sklearn").params()
+    assert "tree" not in letter_problem(1, tree="batched", learners="nn").params()
+    with pytest.raises(ArgumentError, match="`tree` must be one of"):
+        letter_problem(1, tree="gpu")

@@ -1,0 +1,857 @@
+"""Decision trees grown for many training subsets of a dataset at once (issue 31).
+
+:func:`regression_tree_predict` grows, with numpy only, the tree of
+``DecisionTreeRegressor(min_samples_split, min_samples_leaf)`` (squared-error
+criterion, every feature tried, no depth limit) and
+:func:`classification_tree_predict` the tree of
+``DecisionTreeClassifier(min_samples_split, min_samples_leaf)`` (Gini) for
+every training set ``train_idx[s]`` of a dataset ``(X, y)`` (or of each of
+``B`` datasets) and returns its predictions (leaf mean, or the leaf's most
+frequent class) for every example, or for ``test_idx[s]``. Each feature is
+sorted once per dataset; per feature, the training entries of the open nodes
+of all trees sit in one flat array grouped by (tree, node) and sorted by the
+feature inside each group (with their feature values and responses). The
+trees grow level by level: every (tree, node, feature) finds its best split
+from cumulative counts and sums along that array, vectorized over trees and
+nodes; the entries of leaves leave the arrays, and the examples to predict
+are routed down the finished trees at the end (the only Python loops are
+over depth levels, features, datasets and the rounds of the tie rule below).
+
+The rules are scikit-learn's (Breiman et al., 1984, ch. 4 and 8;
+scikit-learn's ``BestSplitter``, ``Gini``, ``MSE`` and
+``DepthFirstTreeBuilder``):
+
+* features are cast to float32 (as scikit-learn does);
+* a node is a leaf when it has fewer than ``min_samples_split`` or fewer
+  than ``2 min_samples_leaf`` examples, or its impurity is at most the
+  float64 machine epsilon (squared error: the variance of ``y``; Gini: the
+  node is pure);
+* candidate splits lie between consecutive sorted values ``a < b`` with
+  ``b > a + 1e-7`` (scikit-learn's ``FEATURE_THRESHOLD``), both children
+  holding at least ``min_samples_leaf`` examples; the criterion maximized is
+  the proxy ``S_L²/n_L + S_R²/n_R`` (sums and counts of ``y`` in the
+  children) or ``-n_R G_R - n_L G_L`` with ``G = 1 - Σ_k n_k²/n²`` (class
+  counts ``n_k``, computed in scikit-learn's floating-point operations); the
+  threshold is ``a/2 + b/2`` and ``x <= threshold`` goes left;
+* among equal proxies **within a feature** the smallest threshold wins (the
+  first one met in scikit-learn's ascending scan, which keeps a new best only
+  when strictly greater).
+
+**Ties between features.** scikit-learn visits the features of each node in
+a random order and keeps the first feature reaching the best proxy. The
+order comes from one xorshift generator (seeded by
+``RandomState(random_state).randint(0, 2**31 - 1)``) and a feature array
+that carry over from node to node in depth-first preorder, so while no
+feature is constant in a searched node the order at a node is a fixed
+function of ``c``, the number of nodes searched before it in preorder
+(:func:`_visit_positions`). A level-by-level grower does not know ``c``
+while growing: it decides ties with a guess, then puts all nodes in one
+table sorted in preorder (where ``c`` is a cumulative count), and regrows
+only the subtrees of the outermost ties decided against their ``c`` (with
+the right feature at their root), until every tie agrees; a consistent tree
+is scikit-learn's (by induction along the preorder). Where a feature is
+constant in a searched node (tied feature values, e.g. integer features)
+scikit-learn's draws change from then on; the rule above is kept as the
+batched tree's own rule, and trees with such a node and a tie are flagged
+(``tied[s]``): they may differ from scikit-learn's.
+
+With integer responses (e.g. 0/1 labels) and class counts all sums are exact
+and the proxies are scikit-learn's bit for bit: the predictions are equal
+(tested). With real-valued responses scikit-learn sums ``y`` in each
+feature's order, so the proxies of one partition reached through two
+features differ by rounding; a tree with two features' best proxies within a
+relative ``1e-10`` (not equal) is flagged and
+:func:`regression_tree_predict_exact` refits the flagged trees with
+scikit-learn; leaf means equal scikit-learn's to rounding.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from cvstats.errors import ArgumentError
+from cvstats.studies._common import FloatArray, IntArray
+
+__all__ = [
+    "TREE_PATHS",
+    "choose_tree_path",
+    "classification_tree_predict",
+    "regression_tree_predict",
+    "regression_tree_predict_exact",
+]
+
+_FEATURE_THRESHOLD = 1e-7
+_EPS = float(np.finfo(np.float64).eps)
+#: Relative gap under which two features' best proxies count as tied.
+_TIE_RTOL = 1e-10
+
+
+#: Values of the studies' ``tree`` option: ``"batched"`` (this module), ``"sklearn"``
+#: (scikit-learn split by split) or ``"auto"`` (:func:`choose_tree_path`).
+TREE_PATHS: tuple[str, ...] = ("auto", "batched", "sklearn")
+
+
+def choose_tree_path(tree: str, n: int, batched_max_n: int) -> str:
+    """Resolve a study's ``tree`` option to ``"batched"`` or ``"sklearn"``.
+
+    Parameters
+    ----------
+    tree : {"auto", "batched", "sklearn"}
+        The option; ``"auto"`` takes the batched tree for datasets of at most
+        ``batched_max_n`` examples (where it was measured faster, see
+        docs/benchmarks.md) and scikit-learn above.
+    n : int
+        Dataset size of the study.
+    batched_max_n : int
+        The study's crossover size (0: never batched under ``"auto"``).
+
+    Returns
+    -------
+    str
+        ``"batched"`` or ``"sklearn"``.
+
+    Raises
+    ------
+    ArgumentError
+        If ``tree`` is not one of :data:`TREE_PATHS`.
+    """
+    if tree not in TREE_PATHS:
+        raise ArgumentError(
+            f"`tree` must be one of {list(TREE_PATHS)}, got {tree!r}: 'batched' grows "
+            "every split's tree at once, 'sklearn' fits scikit-learn split by split."
+        )
+    if tree == "auto":
+        return "batched" if n <= batched_max_n else "sklearn"
+    return tree
+
+
+def _inputs(
+    X: FloatArray,
+    y: np.ndarray,
+    train_idx: IntArray,
+    test_idx: IntArray | None,
+    min_split: int,
+    min_leaf: int,
+) -> tuple[FloatArray, np.ndarray, IntArray, IntArray | None, bool]:
+    """Check the arguments; return them with a leading dataset axis and whether it was added."""
+    X = np.asarray(X, dtype=np.float32).astype(np.float64)  # scikit-learn's float32 features
+    y, train_idx = np.asarray(y), np.asarray(train_idx)
+    one = X.ndim == 2
+    if one:
+        X, y, train_idx = X[None], y[None], train_idx[None]
+        test_idx = None if test_idx is None else np.asarray(test_idx)[None]
+    if X.ndim != 3 or y.shape != X.shape[:2]:
+        raise ArgumentError(
+            "`X` must have shape (n, p) and `y` shape (n,) (or (B, n, p) and (B, n) for B "
+            f"datasets), got {X.shape[int(one) :]} and {y.shape[int(one) :]}."
+        )
+    B, n = y.shape
+    if train_idx.ndim != 3 or train_idx.shape[0] != B or train_idx.size == 0:
+        raise ArgumentError(
+            "`train_idx` must have shape (S, n1) (or (B, S, n1)) with S, n1 >= 1, "
+            f"got {train_idx.shape[int(one) :]}."
+        )
+    if not np.issubdtype(train_idx.dtype, np.integer):
+        raise ArgumentError(f"`train_idx` must hold integers, got dtype {train_idx.dtype}.")
+    if train_idx.min() < 0 or train_idx.max() >= n:
+        raise ArgumentError(f"`train_idx` must index the {n} examples of `X`.")
+    if not np.isfinite(X).all():
+        raise ArgumentError(
+            "`X` must be finite (no NaN or inf): the batched trees have no "
+            "missing-value rule; use scikit-learn's tree for such data."
+        )
+    if min_split < 2 or min_leaf < 1:
+        raise ArgumentError(
+            "`min_samples_split` must be >= 2 and `min_samples_leaf` >= 1, "
+            f"got {min_split} and {min_leaf}."
+        )
+    if test_idx is not None:
+        test_idx = np.asarray(test_idx)
+        if test_idx.ndim != 3 or test_idx.shape[:2] != train_idx.shape[:2]:
+            raise ArgumentError(
+                f"`test_idx` must have shape (S, n2) (or (B, S, n2)) with the S = "
+                f"{train_idx.shape[1]} rows of `train_idx`, got {test_idx.shape[int(one) :]}."
+            )
+        if test_idx.size and (test_idx.min() < 0 or test_idx.max() >= n):
+            raise ArgumentError(f"`test_idx` must index the {n} examples of `X`.")
+    return X, y, train_idx, test_idx, one
+
+
+def regression_tree_predict(
+    X: FloatArray,
+    y: FloatArray,
+    train_idx: IntArray,
+    *,
+    min_samples_split: int = 10,
+    min_samples_leaf: int = 5,
+    random_state: int = 0,
+    test_idx: IntArray | None = None,
+) -> tuple[FloatArray, np.ndarray]:
+    """Predictions of the regression trees of many training subsets of one dataset.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, p) or (B, n, p)
+        Features of the dataset (cast to float32 as scikit-learn does), or
+        of ``B`` datasets grown together (then ``y``, ``train_idx``,
+        ``test_idx`` and the outputs carry the leading ``B`` axis too).
+    y : ndarray, shape (n,)
+        Responses.
+    train_idx : ndarray of int, shape (S, n1)
+        Training set ``s`` is ``(X[train_idx[s]], y[train_idx[s]])`` (distinct indices).
+    min_samples_split, min_samples_leaf : int, default 10, 5
+        scikit-learn's stopping rules.
+    random_state : int, default 0
+        The trees' ``random_state`` in scikit-learn: it fixes the order in
+        which features are visited, hence which of two equally good features
+        splits a node (see the module docstring).
+    test_idx : ndarray of int, shape (S, n2), optional
+        Predict only the examples ``test_idx[s]`` with tree ``s`` (default:
+        every example of the dataset).
+
+    Returns
+    -------
+    pred : ndarray, shape (S, n) or (S, n2)
+        ``pred[s, i]``: prediction of tree ``s`` for example ``i`` (or
+        ``test_idx[s, i]``): the mean of ``y`` over the training examples of
+        its leaf.
+    tied : ndarray of bool, shape (S,)
+        Trees that may differ from scikit-learn's beyond rounding: two
+        features' best proxies equal to rounding, not exactly (real-valued
+        ``y``), or a tie between features in a tree where some feature is
+        constant in a searched node (tied feature values; see the module
+        docstring).
+    """
+    X, y, train_idx, test_idx, one = _inputs(
+        X, y, train_idx, test_idx, min_samples_split, min_samples_leaf
+    )
+    y = y.astype(np.float64).ravel()
+    if not np.isfinite(y).all():
+        raise ArgumentError("`y` must be finite (no NaN or inf).")
+    exact = bool(np.all(y == np.round(y)) and np.abs(y).sum() < 2.0**52)
+    crit = _Criterion("mse", y, 0, exact)
+    pred, tied = _fit_predict(
+        X, crit, train_idx, min_samples_split, min_samples_leaf, random_state, test_idx
+    )
+    return (pred[0], tied[0]) if one else (pred, tied)
+
+
+def classification_tree_predict(
+    X: FloatArray,
+    y: np.ndarray,
+    train_idx: IntArray,
+    *,
+    min_samples_split: int = 10,
+    min_samples_leaf: int = 5,
+    random_state: int = 0,
+    test_idx: IntArray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Predictions of the Gini classification trees of many training subsets of one dataset.
+
+    The trees of ``DecisionTreeClassifier(criterion="gini", min_samples_split,
+    min_samples_leaf, random_state)``: the proxy maximized is scikit-learn's
+    ``-n_R G_R - n_L G_L`` with ``G = 1 - Σ_k n_k² / n²`` (Breiman et al.,
+    1984, §4.3), computed in the same floating-point operations from exact
+    class counts, so the proxies are scikit-learn's bit for bit; a leaf
+    predicts its most frequent class (the smallest label among equals).
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, p) or (B, n, p)
+        Features of the dataset (cast to float32 as scikit-learn does), or
+        of ``B`` datasets grown together (then ``y``, ``train_idx``,
+        ``test_idx`` and the outputs carry the leading ``B`` axis too).
+    y : ndarray, shape (n,)
+        Class labels (any sortable values).
+    train_idx : ndarray of int, shape (S, n1)
+        Training set ``s`` is ``(X[train_idx[s]], y[train_idx[s]])`` (distinct indices).
+    min_samples_split, min_samples_leaf : int, default 10, 5
+        scikit-learn's stopping rules.
+    random_state : int, default 0
+        The trees' ``random_state`` in scikit-learn (the order in which
+        features are visited, see the module docstring).
+    test_idx : ndarray of int, shape (S, n2), optional
+        Predict only the examples ``test_idx[s]`` with tree ``s`` (default:
+        every example of the dataset).
+
+    Returns
+    -------
+    pred : ndarray, shape (S, n) or (S, n2)
+        ``pred[s, i]``: label predicted by tree ``s`` for example ``i`` (or
+        ``test_idx[s, i]``).
+    tied : ndarray of bool, shape (S,)
+        Trees that may differ from scikit-learn's: a tie between features in
+        a tree where some feature is constant in a searched node (tied
+        feature values, e.g. integer features; see the module docstring).
+    """
+    X, y, train_idx, test_idx, one = _inputs(
+        X, y, train_idx, test_idx, min_samples_split, min_samples_leaf
+    )
+    labels, codes = np.unique(y, return_inverse=True)
+    crit = _Criterion("gini", codes.ravel().astype(np.int64), len(labels), True)
+    pred, tied = _fit_predict(
+        X, crit, train_idx, min_samples_split, min_samples_leaf, random_state, test_idx
+    )
+    pred = labels[pred.astype(np.int64)]
+    return (pred[0], tied[0]) if one else (pred, tied)
+
+
+class _Flat(NamedTuple):
+    """Per feature, the training entries of the open nodes in one flat array each.
+
+    Entries are grouped by (piece, node) and sorted by the feature inside each
+    group: ``grp`` their group, ``rid`` ``piece * n + example`` (example in
+    its dataset), ``x`` the feature's value, ``y`` the response (class code).
+    """
+
+    grp: list[IntArray]
+    rid: list[IntArray]
+    x: list[FloatArray]
+    y: list[np.ndarray]
+
+
+@dataclass(frozen=True)
+class _Criterion:
+    """Splitting criterion: ``"mse"`` (responses ``y``) or ``"gini"`` (class codes ``y < K``).
+
+    ``exact``: every sum of ``y`` is exact (integer responses, class counts),
+    so two proxies are equal exactly when scikit-learn's are.
+    """
+
+    kind: str
+    y: np.ndarray
+    K: int
+    exact: bool
+
+
+def _fit_predict(
+    X: FloatArray,
+    crit: _Criterion,
+    train_idx: IntArray,
+    min_split: int,
+    min_leaf: int,
+    random_state: int,
+    test_idx: IntArray | None,
+) -> tuple[FloatArray, np.ndarray]:
+    """Grow the trees, regrow the subtrees of inconsistent ties until none is left.
+
+    ``X`` (B, n, p), ``train_idx`` (B, S, n1), ``test_idx`` (B, S, n2) or
+    None: ``B`` datasets grown together (tree ``b * S + s``, example
+    ``b * n + i``). Returns the leaf value of every example (or of
+    ``test_idx[b, s]``) in every tree, (B, S, ·), and the trees flagged (B, S).
+    """
+    B, n, p = X.shape
+    S1 = train_idx.shape[1]
+    S, N = B * S1, B * n  # trees and examples of all datasets: example b * n + i
+    order = np.argsort(X, axis=1, kind="stable")  # (B, n, p): each feature sorted once
+    glob = order + (np.arange(B) * n)[:, None, None]
+    rank = np.empty((N, p), dtype=np.int64)  # position of each example in its feature's order
+    for f in range(p):
+        rank[glob[:, :, f].ravel(), f] = np.arange(N)
+    X = X.reshape(N, p)
+    pos = _visit_positions(p, n + 1, random_state)
+    ctx = (X, n, crit, min_split, min_leaf, pos)
+    trees = np.arange(S)
+    # the training entries of every tree, per feature in its order: flat arrays by tree
+    parts: list[list[list[np.ndarray]]] = [[[] for _ in range(p)] for _ in range(4)]
+    for b in range(B):
+        member = np.zeros((S1, n), dtype=bool)
+        member[np.arange(S1)[:, None], train_idx[b]] = True
+        if (np.count_nonzero(member, axis=1) < train_idx.shape[2]).any():
+            raise ArgumentError(
+                "`train_idx` must hold distinct indices in each row (a training set "
+                "without repeats); sample with replace=False."
+            )
+        for f in range(p):
+            r, i = np.nonzero(member[:, order[b, :, f]])
+            g, loc = b * S1 + r.astype(np.int64), order[b, i, f]
+            entry = (g, g * n + loc, X[b * n + loc, f], crit.y[b * n + loc])
+            for part, v in zip(parts, entry, strict=True):
+                part[f].append(v)
+    flat = _Flat(*([np.concatenate(v) for v in part] for part in parts))
+    # padded key of the leaf holding each training example (tree, example i), -1 elsewhere
+    leafpad = np.full((S, n), -1, dtype=np.int64)
+    tab, (lt, le, lk) = _grow(
+        ctx, flat, S, np.ones(S, np.int64), np.zeros(S, np.int64), trees, None, None, S1
+    )
+    leafpad[lt, le] = lk
+    unresolved = np.zeros(S, dtype=bool)
+    for round_ in range(_MAX_ROUNDS + 1):
+        tab = _in_preorder(tab)
+        c = _preorder_counts(tab)
+        want = _choose(tab["top"], pos[np.minimum(c, len(pos) - 1)])
+        wrong = tab["tie"] & (want != tab["feat"])
+        if not wrong.any():
+            break
+        if round_ == _MAX_ROUNDS:
+            unresolved[tab["tree"][wrong]] = True
+            break
+        # the subtrees of the outermost wrong ties are regrown with the right feature
+        idx = np.arange(len(c))
+        reach = np.maximum.accumulate(np.where(wrong, _subtree_end(tab), -1))
+        before = np.concatenate([[-1], reach[:-1]])
+        roots = np.flatnonzero(wrong & (before <= idx))
+        gone = reach > idx
+        rt = tab["tree"][roots]
+        key = _preorder_keys(tab)
+        lo = key[roots]
+        hi = lo + (np.int64(1) << (_MAX_DEPTH - tab["depth"][roots]))
+        t, i = np.nonzero(leafpad >= 0)
+        lp = leafpad[t, i]
+        at = np.searchsorted(lo, lp, side="right") - 1
+        inside = (at >= 0) & (lp < hi[np.maximum(at, 0)])
+        piece, e = at[inside], (t // S1 * n + i)[inside]
+        flat = _Flat([], [], [], [])
+        for f in range(p):
+            o = np.argsort(piece * N + rank[e, f])
+            po, eo = piece[o], e[o]
+            for part, v in zip(flat, (po, po * n + eo % n, X[eo, f], crit.y[eo]), strict=True):
+                part.append(v)
+        keys = _node_keys(tab["tree"], tab["path"])
+        o = np.argsort(keys)
+        guess = (keys[o], c[o])
+        new, (lt, le, lk) = _grow(
+            ctx, flat, len(roots), tab["path"][roots], tab["depth"][roots], rt, want[roots],
+            guess, S1,
+        )  # fmt: skip
+        leafpad[lt, le] = lk
+        tab = {k: np.concatenate([v[~gone], new[k]]) for k, v in tab.items()}
+    tab = _in_preorder(tab)
+    at_idx = np.broadcast_to(np.arange(n), (B, S1, n)) if test_idx is None else test_idx
+    at_idx = at_idx + (np.arange(B) * n)[:, None, None]
+    leaf = _leaves(tab, X, np.repeat(trees, at_idx.shape[2]), at_idx.ravel())
+    pred = tab["value"][leaf].reshape(at_idx.shape)
+    flag = unresolved
+    for name in ("near", "deep"):
+        flag |= np.bincount(tab["tree"], weights=tab[name], minlength=S) > 0
+    some_tie = np.bincount(tab["tree"], weights=tab["tie"], minlength=S) > 0
+    some_const = np.bincount(tab["tree"], weights=tab["const"], minlength=S) > 0
+    return pred, (flag | (some_tie & some_const)).reshape(B, S1)
+
+
+#: Rounds of subtree regrowth before the trees with a wrong tie left are flagged.
+_MAX_ROUNDS = 60
+#: Deepest level of a node: heap paths and preorder keys fit int64 (longer branches flagged).
+_MAX_DEPTH = 40
+_SHIFT = 42  # node key: tree << _SHIFT | heap path (paths < 2**41)
+
+
+def _node_keys(tree: IntArray, path: IntArray) -> IntArray:
+    return (tree.astype(np.int64) << _SHIFT) | path
+
+
+def _in_preorder(tab: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Sort the node table by tree, then depth-first preorder (left child first)."""
+    if tab["tree"].max() < 2**15:  # tree, padded path and depth in one int64 key
+        o = np.argsort((_preorder_keys(tab) << 6) | tab["depth"])
+    else:
+        o = np.lexsort((tab["depth"], _padded(tab), tab["tree"]))
+    return {k: v[o] for k, v in tab.items()}
+
+
+def _padded(tab: dict[str, np.ndarray]) -> IntArray:
+    """Heap path shifted to depth ``_MAX_DEPTH``: a subtree is one range of these keys."""
+    return tab["path"] << (_MAX_DEPTH - tab["depth"])
+
+
+def _preorder_counts(tab: dict[str, np.ndarray]) -> IntArray:
+    """``c``: searched nodes before each node of its tree in preorder (table in preorder)."""
+    att = tab["att"].astype(np.int64)
+    before = np.cumsum(att) - att
+    first = _group_first(tab["tree"])
+    return before - before[first]
+
+
+def _preorder_keys(tab: dict[str, np.ndarray]) -> IntArray:
+    """Tree and padded path in one int64, ascending in the preorder table."""
+    return (tab["tree"] << _SHIFT) | _padded(tab)
+
+
+def _subtree_end(tab: dict[str, np.ndarray]) -> IntArray:
+    """Index one past each node's subtree in the preorder table."""
+    key = _preorder_keys(tab)
+    upper = key + (np.int64(1) << (_MAX_DEPTH - tab["depth"]))
+    return np.searchsorted(key, upper, side="left")
+
+
+def _leaves(tab: dict[str, np.ndarray], X: FloatArray, t: IntArray, i: IntArray) -> IntArray:
+    """Index in the preorder table of the leaf reached by example ``i[k]`` in tree ``t[k]``.
+
+    In preorder a split node's left child is the next row and its right child
+    the row past the left child's subtree.
+    """
+    end = _subtree_end(tab)
+    right = np.append(end[1:], 0)
+    roots = np.flatnonzero(_group_first(tab["tree"]) == np.arange(len(end)))
+    node = roots[t]
+    out = node.copy()
+    k = np.arange(len(t))
+    split, thr = tab["split"], tab["thr"]
+    column = tab["feat"] * X.shape[0]  # offset of each node's feature in X.T
+    xt = np.ascontiguousarray(X.T).ravel()
+    while len(k):
+        go = split[node]
+        out[k[~go]] = node[~go]
+        k, node = k[go], node[go]
+        node = np.where(xt[column[node] + i[k]] > thr[node], right[node], node + 1)
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _visit_positions(p: int, count: int, random_state: int) -> IntArray:
+    """``pos[c, f]``: rank of feature ``f`` in scikit-learn's visiting order at split node ``c``.
+
+    ``BestSplitter.node_split`` draws ``f_j = rand_int(0, f_i)`` for
+    ``f_i = p, ..., 1`` from one xorshift state seeded by
+    ``RandomState(random_state).randint(0, 2**31 - 1)``, visits
+    ``features[f_j]`` and swaps it to position ``f_i - 1`` of a feature array
+    kept from node to node; ``c`` counts the nodes searched before, in
+    depth-first (preorder) order. This holds while no feature is constant in
+    a searched node (continuous features): a constant feature changes the
+    draws from then on (scikit-learn's ``n_known_constants`` and
+    ``n_found_constants``), and :func:`_fit_predict` flags such trees where
+    they have a tie. Cached (the array is read-only).
+    """
+    state = int(np.random.RandomState(random_state).randint(0, 2147483647))
+    features = list(range(p))
+    pos = np.empty((count, p), dtype=np.int64)
+    mask = 0xFFFFFFFF
+    for c in range(count):
+        for k, f_i in enumerate(range(p, 0, -1)):
+            if state == 0:
+                state = 1
+            state ^= (state << 13) & mask
+            state ^= state >> 17
+            state ^= (state << 5) & mask
+            f_j = (state % 2147483648) % f_i
+            pos[c, features[f_j]] = k
+            features[f_i - 1], features[f_j] = features[f_j], features[f_i - 1]
+    pos.setflags(write=False)
+    return pos
+
+
+def _choose(top: np.ndarray, pos: IntArray) -> IntArray:
+    """Feature visited first among the best (``top`` mask ``(..., p)``), visiting ranks ``pos``."""
+    return np.argmin(np.where(top, pos, top.shape[-1]), axis=-1)
+
+
+def _grow(
+    ctx: tuple[FloatArray, int, _Criterion, int, int, IntArray],
+    flat: _Flat,
+    P: int,
+    root_path: IntArray,
+    root_depth: IntArray,
+    piece_tree: IntArray,
+    forced: IntArray | None,
+    guess: tuple[IntArray, IntArray] | None,
+    S1: int,
+) -> tuple[dict[str, np.ndarray], tuple[IntArray, IntArray, IntArray]]:
+    """Grow subtrees ("pieces") level by level; return their nodes as a flat table.
+
+    Piece ``j`` of ``P`` holds training examples at node ``root_path[j]`` (heap
+    numbering, depth ``root_depth[j]``) of tree ``piece_tree[j]``;
+    ``forced[j]`` is the feature its root takes if tied (``S1`` trees per
+    dataset). ``flat``: per feature, the training entries grouped by piece and
+    sorted by the feature inside each (:class:`_Flat`); the grower keeps them
+    so per (piece, node), and entries of leaves leave the arrays. Other ties
+    between features are decided by the visiting order at a guessed preorder
+    count (``guess``: node keys and counts of the previous table, 0 where
+    absent); the caller checks them. The table's columns: tree, path, depth,
+    searched (``att``), split, tie, chosen feature, best-feature mask
+    (``top``), threshold, leaf value, and the flags near (near-tie), const (a
+    feature constant in a searched node) and deep (split stopped at
+    ``_MAX_DEPTH``). Also returns, for every training example, its tree, the
+    example's index in its dataset and the preorder key
+    (:func:`_preorder_keys`) of its leaf.
+    """
+    X, n, crit, min_split, min_leaf, pos = ctx
+    p = X.shape[1]
+    grp, rid, xs, ys = (list(a) for a in flat)
+    base = piece_tree // S1 * n  # first example of each piece's dataset
+    path = root_path.astype(np.int64)[:, None]
+    cols: dict[str, list[np.ndarray]] = {}
+    leaves: dict[str, list[np.ndarray]] = {}
+    m = 1
+    level = 0
+    while m > 0:
+        G = P * m
+        att, value, stats = _node_stats(crit, grp[0], ys[0], G, min_split, min_leaf)
+        best = np.full((G, p), -np.inf)
+        thr = np.zeros((G, p))
+        const = np.zeros((G, p), dtype=bool)
+        for f in range(1, p):  # leaves' entries are not searched (feature 0 keeps them)
+            keep = att[grp[f]]
+            if not keep.all():
+                grp[f], rid[f], xs[f], ys[f] = (a[keep] for a in (grp[f], rid[f], xs[f], ys[f]))
+        firsts = [_group_first(g) for g in grp]
+        for f in range(p):
+            best[:, f], thr[:, f], const[:, f] = _best_split_of_feature(
+                crit, grp[f], firsts[f], ys[f], xs[f], stats, G, min_leaf
+            )
+        top = best.max(axis=1)
+        piece = np.arange(G) // m
+        depth = root_depth[piece] + level
+        can = att & np.isfinite(top)
+        split = can & (depth < _MAX_DEPTH)
+        is_top = best == top[:, None]
+        tie = split & (is_top.sum(axis=1) > 1)
+        near = np.zeros(G, dtype=bool)
+        if not crit.exact:
+            # scikit-learn sums y in each feature's order: the proxies of one
+            # partition reached through two features may differ by rounding
+            close = best >= (top - _TIE_RTOL * np.abs(top))[:, None]
+            near = split & (close.sum(axis=1) > is_top.sum(axis=1))
+        c = np.zeros(G, dtype=np.int64)
+        paths = path.ravel()
+        if guess is not None:
+            keys = _node_keys(piece_tree[piece], paths)
+            at = np.minimum(np.searchsorted(guess[0], keys), len(guess[0]) - 1)
+            c = np.where(guess[0][at] == keys, guess[1][at], 0)
+        feat = np.where(
+            tie, _choose(is_top, pos[np.minimum(c, len(pos) - 1)]), np.argmax(best, axis=1)
+        )
+        if level == 0 and forced is not None:
+            feat = np.where(tie, forced, feat)
+        thr_f = thr[np.arange(G), feat]
+        real = paths > 0
+        ends = ~split[grp[0]]  # training examples of this level's leaves
+        lg = grp[0][ends]
+        lpad = paths[lg] << (_MAX_DEPTH - depth[lg])
+        for name, v in (("l_tree", piece_tree[lg // m]), ("l_ex", rid[0][ends] % n)):
+            leaves.setdefault(name, []).append(v)
+        leaves.setdefault("l_key", []).append((piece_tree[lg // m] << _SHIFT) | lpad)
+        for name, v in (
+            ("tree", piece_tree[piece]), ("path", paths), ("depth", depth), ("att", att),
+            ("split", split), ("tie", tie), ("feat", feat), ("top", is_top), ("thr", thr_f),
+            ("value", value), ("near", near), ("const", att & const.any(axis=1)),
+            ("deep", can & ~split),
+        ):  # fmt: skip
+            cols.setdefault(name, []).append(v[real])
+        split2 = split.reshape(P, m)
+        rank = np.cumsum(split2, axis=1) - 1
+        m_next = 2 * int(split2.sum(axis=1).max()) if split2.any() else 0
+        child = piece * m_next + 2 * rank.ravel()  # left child's group
+        # which way each training entry (piece * n + example) of a split node goes
+        goes_right = np.zeros(P * n, dtype=bool)
+        keep = split[grp[0]]
+        g0, r0 = grp[0][keep], rid[0][keep]
+        goes_right[r0] = X[base[g0 // m] + r0 % n, feat[g0]] > thr_f[g0]
+        for f in range(p):
+            grp[f], rid[f], xs[f], ys[f] = _partition(
+                grp[f], (rid[f], xs[f], ys[f]), split, child, goes_right
+            )
+        nxt = np.zeros((P, m_next), dtype=np.int64)
+        sr, sj = np.nonzero(split2)
+        nxt[sr, 2 * rank[sr, sj]] = 2 * path[sr, sj]
+        nxt[sr, 2 * rank[sr, sj] + 1] = 2 * path[sr, sj] + 1
+        path = nxt
+        m = m_next
+        level += 1
+    out = {k: np.concatenate(v) for k, v in leaves.items()}
+    table = {k: np.concatenate(v) for k, v in cols.items()}
+    return table, (out["l_tree"], out["l_ex"], out["l_key"])
+
+
+def _node_stats(
+    crit: _Criterion, g: IntArray, yv: np.ndarray, G: int, min_split: int, min_leaf: int
+) -> tuple[np.ndarray, FloatArray, tuple[FloatArray, ...]]:
+    """Return the searched mask, leaf value and sums the proxies need, per (tree, node) group.
+
+    A node is searched (not a leaf) when it holds at least ``min_split`` and
+    ``2 min_leaf`` examples and its impurity exceeds the float64 epsilon
+    (squared error: ``E[y²] - E[y]²``; Gini: the node is not pure).
+    """
+    if crit.kind == "gini":
+        T = np.bincount(g * crit.K + yv, minlength=G * crit.K).reshape(G, crit.K)
+        cnt = T.sum(axis=1)
+        impure = T.max(axis=1) < cnt
+        value = np.argmax(T, axis=1).astype(np.float64)
+        Tf = T.astype(np.float64)
+        stats: tuple[FloatArray, ...] = (cnt.astype(np.float64), Tf, (Tf * Tf).sum(axis=1))
+    else:
+        y0 = yv
+        cntf = np.bincount(g, minlength=G).astype(np.float64)
+        tot = np.bincount(g, weights=y0, minlength=G)
+        sq = np.bincount(g, weights=y0 * y0, minlength=G)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = tot / cntf
+            impure = sq / cntf - value * value > _EPS
+        cnt = cntf
+        stats = (cntf, tot)
+    att = (cnt >= min_split) & (cnt >= 2 * min_leaf) & impure
+    return att, value, stats
+
+
+def _partition(
+    g: IntArray,
+    arrays: tuple[np.ndarray, ...],
+    split: np.ndarray,
+    child: IntArray,
+    goes_right: np.ndarray,
+) -> tuple[np.ndarray, ...]:
+    """Move the entries of the split groups to their children's groups, stably.
+
+    ``g``: groups of one feature's flat array (ascending); ``arrays``: the
+    entries' ids (``rid``, first), feature values and responses;
+    ``split[g]``: group ``g`` is split; ``child[g]``: its left child's group
+    in the next level (the right one is ``child[g] + 1``);
+    ``goes_right[rid]``: the entry goes right. The children keep the
+    parent's order, left child before right child. Returns the new groups and
+    the arrays in the new order.
+    """
+    keep = split[g]
+    g = g[keep]
+    arrays = tuple(a[keep] for a in arrays)
+    new = child[g] + goes_right[arrays[0]]
+    o = np.argsort(new, kind="stable")  # runs of two interleaved sorted halves: cheap
+    return (new[o], *(a[o] for a in arrays))
+
+
+def _group_first(g: IntArray) -> IntArray:
+    """Index of the first entry of each entry's group (``g`` grouped, contiguous)."""
+    start = np.ones(len(g), dtype=bool)
+    start[1:] = g[1:] != g[:-1]
+    st = np.flatnonzero(start)
+    return np.repeat(st, np.diff(np.append(st, len(g))))
+
+
+def _group_cumsum_at(v: FloatArray, first_at: IntArray, at: IntArray) -> FloatArray:
+    """Cumulative sums of ``v`` restarting at each group, at the entries ``at``.
+
+    ``first_at``: index of the first entry of each ``at``'s group (:func:`_group_first`).
+    """
+    c = np.cumsum(v)
+    return c[at] - np.where(first_at > 0, c[first_at - 1], 0.0)
+
+
+def _same_class_rank(g: IntArray, codes: IntArray, K: int) -> IntArray:
+    """Count the earlier entries of the same group with the same class, per entry.
+
+    A stable sort by class (a radix sort for small ``K``) keeps each class's
+    entries in group order, so (class, group) runs are contiguous there.
+    """
+    small = codes.astype(np.uint8 if K <= 256 else np.int64)
+    o = np.argsort(small, kind="stable")
+    gs, cs = g[o], small[o]
+    brk = np.ones(len(g), dtype=bool)
+    brk[1:] = (gs[1:] != gs[:-1]) | (cs[1:] != cs[:-1])
+    j = np.arange(len(g))
+    r = np.empty(len(g), dtype=np.int64)
+    r[o] = j - np.maximum.accumulate(np.where(brk, j, 0))
+    return r
+
+
+def _best_split_of_feature(
+    crit: _Criterion,
+    k: IntArray,
+    first: IntArray,
+    yv: np.ndarray,
+    x: FloatArray,
+    stats: tuple[FloatArray, ...],
+    n_groups: int,
+    min_leaf: int,
+) -> tuple[FloatArray, FloatArray, np.ndarray]:
+    """Best proxy, its threshold and constancy of one feature for every (tree, node) group.
+
+    ``k``: group of each entry, ascending, entries of a group sorted by the
+    feature (``first``: :func:`_group_first` of ``k``); ``yv``: their
+    responses (class codes), ``x``: their feature values; ``stats``:
+    :func:`_node_stats`'s sums. Returns the best proxy (``-inf`` without a
+    valid split), its threshold (the first among equal proxies) and whether
+    the feature is constant in the group (scikit-learn's test
+    ``max <= min + 1e-7``).
+    """
+    N = len(k)
+    best = np.full(n_groups, -np.inf)
+    thr = np.zeros(n_groups)
+    const = np.zeros(n_groups, dtype=bool)
+    if N == 0:
+        return best, thr, const
+    idx = np.arange(N)
+    # a split after entry i: next entry in the same group with a larger value
+    valid = np.zeros(N, dtype=bool)
+    valid[:-1] = (k[1:] == k[:-1]) & (x[1:] > x[:-1] + _FEATURE_THRESHOLD)
+    cand = np.flatnonzero(valid)
+    kc, fc = k[cand], first[cand]
+    nl = (cand - fc + 1).astype(np.float64)
+    nr = stats[0][kc] - nl
+    leaf_ok = (nl >= min_leaf) & (nr >= min_leaf)
+    cand, kc, fc, nl, nr = cand[leaf_ok], kc[leaf_ok], fc[leaf_ok], nl[leaf_ok], nr[leaf_ok]
+    # proxies only where a split is allowed
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if crit.kind == "gini":
+            # Σ_k L_k² grows by 2 L_{y} + 1 per entry; Σ_k (T_k - L_k)² = ΣT² - 2 Σ T_k L_k + ΣL²
+            _, T, sqT = stats
+            sq_l = _group_cumsum_at(2.0 * _same_class_rank(k, yv, crit.K) + 1.0, fc, cand)
+            sq_r = sqT[kc] - 2.0 * _group_cumsum_at(T[k, yv], fc, cand) + sq_l
+            # scikit-learn's Gini.children_impurity and proxy_impurity_improvement, op for op
+            gini_l = 1.0 - sq_l / (nl * nl)
+            gini_r = 1.0 - sq_r / (nr * nr)
+            proxy = -nr * gini_r - nl * gini_l
+        else:
+            s_left = _group_cumsum_at(yv, fc, cand)
+            s_right = stats[1][kc] - s_left
+            proxy = s_left * s_left / nl + s_right * s_right / nr
+    if len(cand):
+        start = np.ones(len(cand), dtype=bool)
+        start[1:] = kc[1:] != kc[:-1]
+        st_c = np.flatnonzero(start)
+        gid = kc[st_c]
+        best[gid] = np.maximum.reduceat(proxy, st_c)
+        hit = proxy == best[kc]
+        # first (smallest threshold) among equal proxies
+        at = np.minimum.reduceat(np.where(hit, np.arange(len(cand)), len(cand)), st_c)
+        a = cand[at]
+        thr[gid] = x[a] / 2.0 + x[a + 1] / 2.0
+    st = np.flatnonzero(first == idx)
+    gid = k[st]
+    last = np.append(st[1:], N) - 1
+    const[gid] = x[last] <= x[st] + _FEATURE_THRESHOLD
+    return best, thr, const
+
+
+def regression_tree_predict_exact(
+    X: FloatArray,
+    y: FloatArray,
+    train_idx: IntArray,
+    *,
+    min_samples_split: int = 10,
+    min_samples_leaf: int = 5,
+    random_state: int = 0,
+    test_idx: IntArray | None = None,
+) -> FloatArray:
+    """:func:`regression_tree_predict` with the flagged trees refitted by scikit-learn.
+
+    Equal to ``DecisionTreeRegressor(min_samples_split=..., min_samples_leaf=...,
+    random_state=random_state).fit(X[tr], y[tr]).predict(X)`` (or
+    ``.predict(X[te])`` for ``te = test_idx[s]``) for every training set
+    ``tr = train_idx[s]`` (see the module docstring for the exactness
+    conditions); with a dataset axis, dataset by dataset. Returns ``pred``
+    of shape ``(S, n)`` or ``(S, n2)`` (with a leading ``B`` for ``B``
+    datasets).
+    """
+    from sklearn.tree import DecisionTreeRegressor
+
+    pred, tied = regression_tree_predict(
+        X,
+        y,
+        train_idx,
+        min_samples_split=min_samples_split,
+        min_samples_leaf=min_samples_leaf,
+        random_state=random_state,
+        test_idx=test_idx,
+    )
+    X, y, train_idx = np.asarray(X), np.asarray(y), np.asarray(train_idx)
+    for at in map(tuple, np.argwhere(tied)):  # (s,) or (b, s)
+        Xb, yb = X[at[:-1]], y[at[:-1]]
+        tree = DecisionTreeRegressor(
+            min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf,
+            random_state=random_state,
+        ).fit(Xb[train_idx[at]], yb[train_idx[at]])
+        pred[at] = tree.predict(Xb if test_idx is None else Xb[np.asarray(test_idx)[at]])
+    return pred
