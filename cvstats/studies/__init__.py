@@ -18,7 +18,9 @@
   (:class:`BatchFileWarning` for a damaged file, whose batch is recomputed);
 * :func:`method_results`, :func:`rejection_rates`, :func:`mu0_grid`,
   :func:`study_table`, :func:`power_figure` — methods of docs/theory.md §4, size
-  and power over any grid of ``μ0``, Table-2-style summaries and power curves.
+  and power over any grid of ``μ0``, Table-2-style summaries and power curves;
+  :func:`truth_comparison` — each Monte Carlo cell of a summary against its
+  truth (z-score, inside / overlapping / disjoint, Bonferroni band).
 
 Layer 8 of cvstats (see ``docs/architecture.md``): may import every layer below
 (data model to reporting); only the CLI imports it.
@@ -39,6 +41,7 @@ from cvstats.studies._analysis import (
     rho_r_fit,
     study_table,
     targets,
+    truth_comparison,
 )
 from cvstats.studies._runner import (
     BatchFileWarning,
@@ -95,4 +98,5 @@ __all__ = [
     "targets",
     "to_cube",
     "to_design",
+    "truth_comparison",
 ]

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import scipy
 import xarray as xr
 
@@ -33,6 +34,7 @@ __all__ = [
     "binomial_line",
     "rho_r_fit",
     "study_table",
+    "truth_comparison",
     "power_figure",
     "j_study",
     "m_study",
@@ -392,6 +394,117 @@ def study_table(
         entries[column] = col
     # three significant digits, as Table 2 of Nadeau & Bengio (2003) prints them
     return nadeau_bengio_table(entries, caption=caption, precision=3)
+
+
+#: Columns of :func:`truth_comparison`, after its index ``(run, config, quantity)``.
+COMPARISON_COLUMNS: tuple[str, ...] = (
+    "n1", "n2", "estimate", "se", "lower", "upper", "truth", "truth_se", "truth_lower",
+    "truth_upper", "z", "verdict", "within_band",
+)  # fmt: skip
+
+
+def truth_comparison(
+    runs: Mapping[str, xr.Dataset],
+    *,
+    confidence_level: float = 0.95,
+    family_level: float = 0.05,
+) -> pd.DataFrame:
+    """Monte Carlo mean of ``μ̂_J`` against the truth, per cell of :func:`study_table`.
+
+    For every ``n1μ`` cell of every run that has a truth (``truth``: analytic
+    for problem 1, standard error 0; Monte Carlo from fresh training sets for
+    problems 2 and 3, with its standard error ``truth_se``):
+
+    * ``z = (estimate − truth) / sqrt(se² + truth_se²)``, with ``estimate`` the
+      mean of ``μ̂_J`` over the ``N`` datasets and ``se = sd/√N``
+      (:func:`mc_truth`; ``μ̂_J`` is unbiased for ``n1μ``, docs/theory.md §1),
+      so ``z`` is approximately standard normal when the run is right;
+    * ``verdict``: ``"inside"`` if the truth is inside the Monte Carlo
+      interval ``estimate ± c·se`` (``c = Φ⁻¹(1/2 + confidence_level/2)``),
+      else ``"overlapping"`` if that interval meets the truth's
+      ``truth ± c·truth_se``, else ``"disjoint"``;
+    * ``within_band``: ``|z| < Φ⁻¹(1 − family_level/(2K))``, the two-sided
+      Bonferroni band for the ``K`` cells compared together (every cell of
+      the frame), so that all ``K`` cells of correct runs are within it with
+      probability at least ``1 − family_level``.
+
+    Parameters
+    ----------
+    runs : mapping
+        ``{column name: output of run_study with a truth}``, the columns of
+        :func:`study_table` (e.g. ``{"simulation 2": ds2, "simulation 3": ds3}``).
+        Runs without ``truth`` (a Monte Carlo target only) have no cell here.
+    confidence_level : float, default 0.95
+        Level of both intervals (the Monte Carlo interval of the table).
+    family_level : float, default 0.05
+        Level of the Bonferroni band over all cells.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``(run, config, quantity)``; columns ``n1``, ``n2``,
+        ``estimate``, ``se``, ``lower``, ``upper``, ``truth``, ``truth_se``,
+        ``truth_lower``, ``truth_upper``, ``z``, ``verdict``, ``within_band``.
+        ``attrs``: ``cells`` (``K``), ``band`` (the bound of ``|z|``),
+        ``confidence_level`` and ``family_level``.
+
+    Raises
+    ------
+    ArgumentError
+        If a level is not in ``(0, 1)``, or no run has a truth (problems 2
+        and 3: run with ``truth_sets >= 2``, ``--truth-sets`` on the command line).
+
+    Examples
+    --------
+    The band for the 9 cells of one simulation: ``|z| < Φ⁻¹(1 − 0.05/18)``.
+
+    >>> import scipy.stats
+    >>> round(float(scipy.stats.norm.ppf(1 - 0.05 / 18)), 3)
+    2.773
+    """
+    for name, level in (("confidence_level", confidence_level), ("family_level", family_level)):
+        if not 0 < level < 1:
+            raise ArgumentError(f"`{name}` must be in the open interval (0, 1), got {level!r}.")
+    c = float(scipy.stats.norm.ppf(0.5 + confidence_level / 2))
+    rows = []
+    for run, ds in runs.items():
+        if "truth" not in ds:
+            continue
+        mc = mc_truth(ds, confidence_level=confidence_level)
+        se_mc = mc["sd"] / np.sqrt(mc.attrs["N"])
+        truth_se = ds["truth_se"] if "truth_se" in ds else xr.zeros_like(ds["truth"])
+        for config, n1, n2 in zip(ds["config"].values, ds["n1"].values, ds["n2"].values,
+                                  strict=True):  # fmt: skip
+            for q in ds["quantity"].values:
+                sel = {"config": config, "quantity": q}
+                est, se = float(mc["mean"].sel(sel)), float(se_mc.sel(sel))
+                lo, hi = float(mc["lower"].sel(sel)), float(mc["upper"].sel(sel))
+                t, tse = float(ds["truth"].sel(sel)), float(truth_se.sel(sel))
+                t_lo, t_hi = t - c * tse, t + c * tse
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    z = float(np.float64(est - t) / np.hypot(se, tse))
+                if lo <= t <= hi:
+                    verdict = "inside"
+                elif t_lo <= hi and lo <= t_hi:
+                    verdict = "overlapping"
+                else:
+                    verdict = "disjoint"
+                rows.append((run, str(config), str(q), int(n1), int(n2), est, se, lo, hi, t,
+                             tse, t_lo, t_hi, z, verdict))  # fmt: skip
+    if not rows:
+        raise ArgumentError(
+            f"no run of `runs` ({list(runs)}) has a truth to compare with; run problems 2 and "
+            "3 with `truth_sets` >= 2 (`--truth-sets` on the command line)."
+        )
+    frame = pd.DataFrame(rows, columns=["run", "config", "quantity", *COMPARISON_COLUMNS[:-1]])
+    frame = frame.set_index(["run", "config", "quantity"])
+    band = float(scipy.stats.norm.ppf(1 - family_level / (2 * len(frame))))
+    frame["within_band"] = frame["z"].abs() < band
+    frame.attrs.update(
+        {"cells": len(frame), "band": band, "confidence_level": confidence_level,
+         "family_level": family_level}
+    )  # fmt: skip
+    return frame
 
 
 def power_figure(

@@ -60,8 +60,9 @@ n_datasets : int
     Independent datasets.
 out_dir : path
     Directory of the batch files.
-seed, J, M, R, J_rep, batch_size, n_jobs, progress, client
-    See :func:`cvstats.studies.run_study`.""",
+seed, J, M, R, J_rep, batch_size, n_jobs, progress, client, compute
+    See :func:`cvstats.studies.run_study` (``compute=False``: read a finished
+    run without computing).""",
     "run_truth_sets": """\
 truth_sets : int, default 0
     With a value ``>= 2``, add ``truth (config, quantity)``, ``truth_half``

@@ -913,6 +913,7 @@ def run_study(
     n_jobs: int = 1,
     progress: bool = False,
     client: Any = None,
+    compute: bool = True,
 ) -> xr.Dataset:
     """Compute (or resume) the split means of ``n_datasets`` datasets of one simulation.
 
@@ -944,6 +945,12 @@ def run_study(
         its file (the workers need ``cvstats`` installed but no access to
         ``out_dir``). The stored results are identical to the single-process
         run (the seeds depend on the dataset index only).
+    compute : bool, default True
+        ``False``: only read the batch files of a finished run (the report of
+        a saved run, ``cvstats study ... --report-only``): nothing is
+        computed or written, and a batch whose file is missing, was written
+        with other parameters or is damaged raises a
+        :class:`~cvstats.errors.StorageError` naming it.
 
     Returns
     -------
@@ -958,7 +965,9 @@ def run_study(
         before any batch is computed).
     StorageError
         If ``out_dir`` is not a usable directory (:func:`prepare_out_dir`), or
-        a batch file changed after it was verified (:func:`read_batches`).
+        a batch file changed after it was verified (:func:`read_batches`);
+        with ``compute=False``, if ``out_dir`` is not a directory or a batch
+        file is not a complete batch of these parameters.
 
     Warns
     -----
@@ -975,6 +984,11 @@ def run_study(
     if batch_size is None:
         batch_size = default_batch_size(problem.n, J_rep, R, problem.n_stats)
     batch_size = check_int("batch_size", batch_size, 1)
+    if not compute and not Path(out_dir).is_dir():
+        raise StorageError(
+            f"no finished run to report: {str(out_dir)!r} is not a directory; give the "
+            "directory of the run, or run the study (without `compute=False`/`--report-only`)."
+        )
     out = prepare_out_dir(out_dir)
     sizes = {"J": J, "M": M, "R": R, "J_rep": J_rep}
     signature = _signature(problem, seed, sizes, batch_size)
@@ -984,13 +998,33 @@ def run_study(
         ((problem, seed, list(c), sizes), p, batch_signature(signature, c))
         for c, p in zip(chunks, paths, strict=True)
     ]
-    run_batches(
-        _compute_with_attrs, jobs, n_jobs=n_jobs, client=client, progress=progress,
-        desc=problem.tag, counts=[len(c) for c in chunks], unit="dataset",
-    )  # fmt: skip
+    if compute:
+        run_batches(
+            _compute_with_attrs, jobs, n_jobs=n_jobs, client=client, progress=progress,
+            desc=problem.tag, counts=[len(c) for c in chunks], unit="dataset",
+        )  # fmt: skip
+    else:
+        _check_finished(jobs)
     full = read_batches(paths, "dataset")
     full.attrs.update({"n": problem.n, "simulation": problem.simulation, "tag": problem.tag})
     return full
+
+
+def _check_finished(jobs: Sequence[tuple[tuple, Path, str]]) -> None:
+    """Raise StorageError for the first batch file that is not complete for its signature."""
+    why = {
+        "missing": "is missing",
+        "stale": "was written with other parameters (`--datasets`, `--seed`, `--J`, `--M`, "
+        "`--R`, `--batch-size` or the simulation) or is incomplete",
+    }
+    for _, path, signature in jobs:
+        state, reason = _batch_state(path, signature)
+        if state != "ok":
+            raise StorageError(
+                f"cannot report without computing: batch file {str(path)!r} "
+                f"{why.get(state, reason)}; give the options of the run, or run the study "
+                "without `--report-only` (`compute=False`) to compute it."
+            )
 
 
 def attach_truth(

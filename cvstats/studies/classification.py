@@ -299,6 +299,7 @@ def run_classification(
     client: Any = None,
     truth_sets: int = 0,
     tree: str = "auto",
+    compute: bool = True,
     **overrides: float,
 ) -> xr.Dataset:
     """Run (or resume) simulation ``simulation`` of problem B (docs/studies.md §B, §D).
@@ -319,5 +320,5 @@ def run_classification(
         classification_problem(simulation, tree=tree, **overrides), n_datasets, out_dir,
         truth_sets,
         seed=seed, J=J, M=M, R=R, J_rep=J_rep, batch_size=batch_size, n_jobs=n_jobs,
-        progress=progress, client=client,
+        progress=progress, client=client, compute=compute,
     )  # fmt: skip

@@ -3,7 +3,7 @@
 Hook into the main parser with :func:`add_study_parser`; the commands are
 
     cvstats study nb-regression --sim 1 --datasets 1000 --out DIR [--n-jobs N] [--seed S]
-    cvstats study nb-classification --sim 1 --datasets 300 --out DIR [--n-jobs N]
+    cvstats study nb-classification --sim 1 2 3 4 --datasets 300 --out DIR [--n-jobs N]
     cvstats study nb-letter --w 1 --datasets 1000 --out DIR [--learners nn] [--n-jobs N]
     cvstats study population --population letter --learners nb dt --samples 100 --out DIR
     cvstats study bg-experiment1 --out DIR [--replicates 1000]
@@ -21,10 +21,19 @@ status 2, without a traceback. A damaged batch file of an earlier run is
 reported (:class:`~cvstats.studies.BatchFileWarning`) and recomputed
 (:mod:`cvstats.studies._runner`).
 
-The Nadeau–Bengio commands print the Table-2-style summary (docs/studies.md), the sizes of
-every method at the truth, the J-study and the M-study, and writes to
-``DIR`` the batch files, ``<tag>-rates.nc`` (rejection rates over the
-``μ0`` grid) and ``<tag>-power.png`` (power curves). ``population`` runs
+The Nadeau–Bengio commands print the Table-2-style summary (docs/studies.md), the
+comparison of its Monte Carlo cells with their truths
+(:func:`cvstats.studies.truth_comparison`), the sizes of every method at the
+truth, the J-study and the M-study, and write to ``DIR`` the batch files,
+``<tag>-rates.nc`` (rejection rates over the ``μ0`` grid) and
+``<tag>-power.png`` (power curves). Several simulations (``--sim 1 2 3 4``)
+run one after the other, each in its own ``DIR/sim<N>`` (one simulation
+keeps ``DIR`` itself), each reported as above; then one combined table
+(one column per simulation) and the comparison of all its cells are
+printed. ``--report-only`` reads the batch files of finished runs and
+computes nothing (an incomplete run is an error; the Monte Carlo truth of
+problems 2 and 3 is recomputed, deterministically, from ``--seed`` and
+``--truth-sets``). ``population`` runs
 the survey's Algorithm 1 (docs/studies.md §F) and prints ``εu``, the bias
 table, the variance decomposition and the winner tables
 (:func:`cvstats.studies.population_analysis.population_report`). The
@@ -49,7 +58,9 @@ from cvstats.checks import check_int, validate_alpha
 from cvstats.errors import ArgumentError, CvstatsError, StorageError
 from cvstats.studies import _analysis as analysis
 
-__all__ = ["DefaultsHelpFormatter", "add_study_parser", "study_report", "main"]
+__all__ = [
+    "DefaultsHelpFormatter", "add_study_parser", "study_report", "sim_out_dirs", "main",
+]  # fmt: skip
 
 
 class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -153,9 +164,32 @@ def study_report(
     }
 
 
-def _print_report(report: dict[str, Any], alpha: float) -> None:
+def _comparison_text(runs: dict[str, xr.Dataset]) -> str:
+    """Return the truth comparison of ``runs`` (:func:`truth_comparison`) as text, or ``""``."""
+    if not any("truth" in ds for ds in runs.values()):
+        return ""
+    frame = analysis.truth_comparison(runs)
+    cells, band = frame.attrs["cells"], frame.attrs["band"]
+    counts = frame["verdict"].value_counts()
+    shown = frame[["estimate", "lower", "upper", "truth", "truth_lower", "truth_upper", "z",
+                   "verdict", "within_band"]]  # fmt: skip
+    lines = [
+        "\nMonte Carlo mean of μ̂_J against the truth, per cell (z = (mean − truth) / "
+        "sqrt(se² + se_truth²)):",
+        shown.to_string(float_format="{:.4f}".format),
+        f"{cells} cells: "
+        + ", ".join(f"{counts.get(v, 0)} {v}" for v in ("inside", "overlapping", "disjoint"))
+        + f"; Bonferroni band |z| < Φ⁻¹(1 − 0.05/(2·{cells})) = {band:.2f}: "
+        f"{int(frame['within_band'].sum())} of {cells} within.",
+    ]
+    return "\n".join(lines)
+
+
+def _print_report(report: dict[str, Any], alpha: float, comparison: str = "") -> None:
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(report["table"])
+        if comparison:
+            print(comparison)
         print(f"\nRejection rates at the target (α = {alpha}):")
         print(report["size_frame"].round(3).to_string())
         print("\nJ-study, configuration (9n/10, n/10) — rejection rate at the target:")
@@ -218,17 +252,22 @@ def _check_args(args: argparse.Namespace) -> None:
         from cvstats.studies.letter import letter_problem
 
         letter_problem(args.w, learners=args.learners, tree=args.tree)
-    elif args.study == "nb-regression":
-        from cvstats.studies.regression import regression_problem
-
-        regression_problem(args.sim)
     else:
         from cvstats.studies.classification import classification_problem
+        from cvstats.studies.regression import regression_problem
 
-        classification_problem(args.sim, tree=args.tree)
+        if len(set(args.sim)) != len(args.sim):
+            raise ArgumentError(f"`--sim` must not repeat a simulation, got {args.sim}.")
+        for sim, out in sim_out_dirs(args.sim, args.out).items():
+            if args.study == "nb-regression":
+                regression_problem(sim)
+            else:
+                classification_problem(sim, tree=args.tree)
+            _check_out(str(out))
     if args.study in ("nb-classification", "nb-letter"):
         check_truth_sets(args.truth_sets)
-    prepare_out_dir(args.out, name="--out")
+    if not args.report_only:
+        prepare_out_dir(args.out, name="--out")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -366,33 +405,77 @@ def _run_with(args: argparse.Namespace, client: Any) -> int:
     common = dict(
         seed=args.seed, J=args.J, M=args.M, R=args.R, batch_size=args.batch_size,
         n_jobs=args.n_jobs, progress=not args.quiet, client=client,
+        compute=not args.report_only,
     )  # fmt: skip
-    if args.study == "nb-regression":
-        from cvstats.studies.regression import run_regression
-
-        ds = run_regression(args.sim, args.datasets, args.out, **common)
-        title = f"Nadeau & Bengio problem 1, simulation {args.sim}"
-    elif args.study == "nb-letter":
+    if args.study == "nb-letter":
         from cvstats.studies.letter import run_letter
 
         ds = run_letter(
             args.w, args.datasets, args.out, learners=args.learners,
             truth_sets=args.truth_sets, tree=args.tree, **common,
         )  # fmt: skip
-        title = f"Nadeau & Bengio problem 3 (letter), w = {args.w:g}"
-    else:
-        from cvstats.studies.classification import run_classification
+        _report(ds, args.out, args.alpha, f"Nadeau & Bengio problem 3 (letter), w = {args.w:g}")
+        return 0
+    from cvstats.studies.classification import run_classification
+    from cvstats.studies.regression import run_regression
 
-        ds = run_classification(
-            args.sim, args.datasets, args.out, truth_sets=args.truth_sets, tree=args.tree,
-            **common,
-        )  # fmt: skip
-        title = f"Nadeau & Bengio problem 2, simulation {args.sim}"
-    report = study_report(ds, args.out, alpha=args.alpha, title=title)
-    sizes = rejection_rates_frame(report)
-    report["size_frame"] = sizes
-    _print_report(report, args.alpha)
+    def load(sim: int, out: Path) -> xr.Dataset:
+        if args.study == "nb-regression":
+            return run_regression(sim, args.datasets, out, **common)
+        return run_classification(
+            sim, args.datasets, out, truth_sets=args.truth_sets, tree=args.tree, **common
+        )
+
+    dirs = sim_out_dirs(args.sim, args.out)
+    # a report of saved runs reads them all first: a missing batch stops it before any output
+    loaded = {sim: load(sim, out) for sim, out in dirs.items()} if args.report_only else {}
+    number = 1 if args.study == "nb-regression" else 2
+    runs = {}
+    for sim, out in dirs.items():
+        ds = loaded[sim] if sim in loaded else load(sim, out)
+        title = f"Nadeau & Bengio problem {number}, simulation {sim}"
+        if len(args.sim) > 1:
+            print(f"\n=== {title} ({out}) ===")
+        _report(ds, out, args.alpha, title, comparison=len(args.sim) == 1)
+        runs[f"simulation {sim}"] = ds
+    if len(runs) > 1:
+        sims = " ".join(map(str, args.sim))
+        caption = f"Nadeau & Bengio problem {number}, simulations {sims}"
+        print(f"\n=== {caption} ===")
+        with pd.option_context("display.width", 200, "display.max_columns", 30):
+            print(analysis.study_table(runs, caption=caption))
+            print(_comparison_text(runs))
     return 0
+
+
+def _report(
+    ds: xr.Dataset, out: str | os.PathLike[str], alpha: float, title: str, comparison: bool = True
+) -> None:
+    """Write and print the report of one run (with its truth comparison if `comparison`)."""
+    report = study_report(ds, out, alpha=alpha, title=title)
+    report["size_frame"] = rejection_rates_frame(report)
+    _print_report(report, alpha, _comparison_text({title: ds}) if comparison else "")
+
+
+def sim_out_dirs(sims: Sequence[int], out: str | os.PathLike[str]) -> dict[int, Path]:
+    """Return the directory of each simulation: ``out`` for one, ``out/sim<N>`` for several.
+
+    One simulation keeps the layout of earlier runs (its batch files in
+    ``out``, so they resume); several are kept apart in ``out/sim1``,
+    ``out/sim2`` ... A single-simulation run made in a directory named
+    ``sim<N>`` therefore joins a multi-simulation report of its parent
+    (``--out`` the parent, ``--report-only``).
+
+    Examples
+    --------
+    >>> {k: v.as_posix() for k, v in sim_out_dirs([2, 3], "runs").items()}
+    {2: 'runs/sim2', 3: 'runs/sim3'}
+    >>> sim_out_dirs([1], "runs")[1].as_posix()
+    'runs'
+    """
+    if len(sims) == 1:
+        return {int(sims[0]): Path(out)}
+    return {int(s): Path(out) / f"sim{int(s)}" for s in sims}
 
 
 def rejection_rates_frame(report: dict[str, Any]) -> pd.DataFrame:
@@ -441,7 +524,11 @@ def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
                 help="learners to run (nn: the fast 1-NN alone)",
             )  # fmt: skip
         else:
-            p.add_argument("--sim", type=int, default=1, help=f"simulation number ({sims})")
+            p.add_argument(
+                "--sim", type=int, nargs="+", default=[1],
+                help=f"simulation number(s) ({sims}); several run one by one, each in "
+                "OUT/sim<N> (one: OUT itself), then one combined table",
+            )  # fmt: skip
         p.add_argument("--datasets", type=int, default=1000, help="independent datasets")
         p.add_argument("--out", required=True, help="output directory (batch files, PNG, nc)")
         p.add_argument("--n-jobs", type=int, default=1, help="joblib workers over batches")
@@ -455,6 +542,11 @@ def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
             help="datasets per batch file (default: from the sizes of the run)",
         )  # fmt: skip
         p.add_argument("--quiet", action="store_true", help="no progress bar")
+        p.add_argument(
+            "--report-only", action="store_true",
+            help="print the report of a finished run from its batch files, computing no "
+            "batch (same options as the run; an incomplete run is an error)",
+        )  # fmt: skip
         p.add_argument(
             "--scheduler",
             default=None,

@@ -437,6 +437,7 @@ def run_letter(
     truth_sets: int = 0,
     n: int = 300,
     tree: str = "auto",
+    compute: bool = True,
 ) -> xr.Dataset:
     """Run (or resume) the simulation of problem 3 with weight ``w`` (docs/studies.md §C, §D).
 
@@ -450,7 +451,7 @@ def run_letter(
         Directory of the batch files.
     learners : str or tuple of str, default ("tree", "nn")
         See :func:`letter_problem` (``"nn"``: the fast 1-NN alone).
-    seed, J, M, R, J_rep, batch_size, n_jobs, progress, client
+    seed, J, M, R, J_rep, batch_size, n_jobs, progress, client, compute
         See :func:`cvstats.studies.run_study`; ``batch_size`` defaults to 5
         datasets with the tree, 25 without.
     %(run_truth_sets)s
@@ -470,4 +471,5 @@ def run_letter(
     return run_study_with_truth(
         problem, n_datasets, out_dir, truth_sets, seed=seed, J=J, M=M, R=R, J_rep=J_rep,
         batch_size=batch_size, n_jobs=n_jobs, progress=progress, client=client,
+        compute=compute,
     )  # fmt: skip

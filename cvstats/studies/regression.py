@@ -270,6 +270,7 @@ def run_regression(
     n_jobs: int = 1,
     progress: bool = False,
     client: Any = None,
+    compute: bool = True,
     **overrides: float,
 ) -> xr.Dataset:
     """Run (or resume) simulation ``simulation`` of problem A (docs/studies.md §A, §D).
@@ -288,7 +289,7 @@ def run_regression(
     problem = regression_problem(simulation, **overrides)
     ds = run_study(
         problem, n_datasets, out_dir, seed=seed, J=J, M=M, R=R, J_rep=J_rep, batch_size=batch_size,
-        n_jobs=n_jobs, progress=progress, client=client,
+        n_jobs=n_jobs, progress=progress, client=client, compute=compute,
     )  # fmt: skip
     quantities = list(ds["quantity"].values)
     ds["truth"] = (

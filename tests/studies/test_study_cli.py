@@ -26,7 +26,8 @@ def test_add_study_parser_hooks_into_a_parser():
     args = parser.parse_args(
         ["study", "nb-classification", "--sim", "2", "--out", "x", "--n-jobs", "2"]
     )
-    assert (args.study, args.sim, args.n_jobs, args.datasets) == ("nb-classification", 2, 2, 1000)
+    assert (args.study, args.sim, args.n_jobs) == ("nb-classification", [2], 2)
+    assert args.datasets == 1000
     assert callable(args.func)
 
 
