@@ -70,6 +70,21 @@ def test_monte_carlo_truth_is_reproducible():
     assert 0.15 < a["B"][0] < 0.3  # OLS error is near the linear Bayes error here
 
 
+def test_monte_carlo_truth_standard_error_counts_the_common_test_sample():
+    """The reported se matches the spread of the truth estimate over independent seeds.
+
+    Before, the se was the spread over training sets only, which misses the noise of the
+    one test sample shared by all of them: for the OLS classifier it was 2x too small here.
+    """
+    p = classification_problem(1)
+    runs = [monte_carlo_truth(p, 50, train_sets=5, n_test=400, seed=s) for s in range(60)]
+    for q in ("A", "B", "A-B"):
+        estimates = np.array([r[q][0] for r in runs])
+        mean_se = np.sqrt(np.mean([r[q][1] ** 2 for r in runs]))
+        # sd over 60 seeds has a relative error of about 1/sqrt(118) ≈ 9 %
+        assert 0.75 < estimates.std(ddof=1) / mean_se < 1.3, q
+
+
 def test_unknown_simulation_is_rejected():
     with pytest.raises(ArgumentError, match="`simulation` must be one of"):
         classification_problem(0)
