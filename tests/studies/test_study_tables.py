@@ -14,6 +14,7 @@ from cvstats import studies as st  # noqa: E402
 from cvstats.errors import ArgumentError, StorageError  # noqa: E402
 from cvstats.studies.classification import run_classification  # noqa: E402
 from cvstats.studies.cli import main, sim_out_dirs  # noqa: E402
+from cvstats.studies.letter import run_letter  # noqa: E402
 from cvstats.studies.regression import run_regression  # noqa: E402
 
 TINY = ["--datasets", "3", "--J", "5", "--M", "5", "--R", "3", "--quiet"]
@@ -170,6 +171,21 @@ def test_report_only_refuses_other_parameters(tmp_path):
         run_regression(1, 3, tmp_path, J=6, M=5, R=3, compute=False)
     ds = run_regression(1, 3, tmp_path, J=5, M=5, R=3, compute=False)
     assert ds.sizes["dataset"] == 3
+
+
+def test_letter_report_only_reads_the_run(tmp_path, capsys):
+    ds = run_letter(1, 2, tmp_path, learners="nn", J=5, M=5, R=3)
+    before = _mtimes(tmp_path)
+    xr.testing.assert_identical(
+        run_letter(1, 2, tmp_path, learners="nn", J=5, M=5, R=3, compute=False), ds
+    )
+    argv = ["study", "nb-letter", "--learners", "nn", *TINY, "--datasets", "2", "--out",
+            str(tmp_path), "--truth-sets", "0", "--report-only"]  # fmt: skip
+    assert main(argv) == 0
+    assert "r_B" in capsys.readouterr().out
+    assert _mtimes(tmp_path) == before
+    with pytest.raises(StorageError, match="batch file .*-batch00000.nc' is missing"):
+        run_letter(5, 2, tmp_path, learners="nn", J=5, M=5, R=3, compute=False)
 
 
 def test_classification_report_only_recomputes_the_same_truth(tmp_path, capsys):
