@@ -414,7 +414,8 @@ def _run_with(args: argparse.Namespace, client: Any) -> int:
             args.w, args.datasets, args.out, learners=args.learners,
             truth_sets=args.truth_sets, tree=args.tree, **common,
         )  # fmt: skip
-        _report(ds, args.out, args.alpha, f"Nadeau & Bengio problem 3 (letter), w = {args.w:g}")
+        title = f"Nadeau & Bengio problem 3 (letter), w = {args.w:g}"
+        _report(ds, args.out, args.alpha, title, label=f"w = {args.w:g}")
         return 0
     from cvstats.studies.classification import run_classification
     from cvstats.studies.regression import run_regression
@@ -436,7 +437,9 @@ def _run_with(args: argparse.Namespace, client: Any) -> int:
         title = f"Nadeau & Bengio problem {number}, simulation {sim}"
         if len(args.sim) > 1:
             print(f"\n=== {title} ({out}) ===")
-        _report(ds, out, args.alpha, title, comparison=len(args.sim) == 1)
+        _report(
+            ds, out, args.alpha, title, label=None if len(args.sim) > 1 else f"simulation {sim}"
+        )
         runs[f"simulation {sim}"] = ds
     if len(runs) > 1:
         sims = " ".join(map(str, args.sim))
@@ -449,12 +452,12 @@ def _run_with(args: argparse.Namespace, client: Any) -> int:
 
 
 def _report(
-    ds: xr.Dataset, out: str | os.PathLike[str], alpha: float, title: str, comparison: bool = True
+    ds: xr.Dataset, out: str | os.PathLike[str], alpha: float, title: str, label: str | None
 ) -> None:
-    """Write and print the report of one run (with its truth comparison if `comparison`)."""
+    """Write and print the report of one run; its truth comparison (run `label`) unless None."""
     report = study_report(ds, out, alpha=alpha, title=title)
     report["size_frame"] = rejection_rates_frame(report)
-    _print_report(report, alpha, _comparison_text({title: ds}) if comparison else "")
+    _print_report(report, alpha, "" if label is None else _comparison_text({label: ds}))
 
 
 def sim_out_dirs(sims: Sequence[int], out: str | os.PathLike[str]) -> dict[int, Path]:
