@@ -425,11 +425,6 @@ class MCSResult(_ConfidenceSet, Result):
         Examples, bootstrap units (examples, or groups) and K-fold repeats.
     unit : str
         ``"example"`` or ``"group"``: what the bootstrap draws.
-    interval_method : str
-        ``"percentile"`` (the replications' percentiles, Tsamardinos et al.
-        2018) or ``"rescaled"`` (those percentiles' distances from the
-        estimate times :func:`cvstats.kernels.bbc.oob_scale` of ``n_units``,
-        cvstats's calibration).
     """
 
     loss: str
@@ -444,7 +439,6 @@ class MCSResult(_ConfidenceSet, Result):
     n_units: int
     n_repeats: int
     unit: str
-    interval_method: str = "percentile"
 
     value_fields: ClassVar[tuple[str, ...]] = ("mean_loss", "pvalue", "in_set", "step")
     frame_columns: ClassVar[tuple[str, ...]] = (
