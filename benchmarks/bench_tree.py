@@ -25,6 +25,7 @@ Run as ``python benchmarks/bench_tree.py [--splits S] [--repeats R]``.
 
 from __future__ import annotations
 
+import time
 from functools import partial
 from typing import Any
 
@@ -33,12 +34,13 @@ from _shared import best_of, print_rows_main, summary_row
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from cvstats import studies as st
+from cvstats.studies._sklearn_tree import sklearn_tree_predict
 from cvstats.studies._splits import dataset_rngs
 from cvstats.studies.batched_tree import classification_tree_predict, regression_tree_predict
 from cvstats.studies.classification import classification_problem
 from cvstats.studies.letter import N_FEATURES, letter_problem
 
-QUICK: dict[str, Any] = {"splits": 30, "repeats": 1}
+QUICK: dict[str, Any] = {"splits": 30, "repeats": 1, "whole": 0}
 _TREE = {"min_samples_split": 10, "min_samples_leaf": 5, "random_state": 0}
 
 
@@ -66,43 +68,108 @@ def _sklearn_letter(
     return np.array([tree.fit(X[tr], y[tr]).predict(X[te]) for tr, te in pairs])
 
 
-def run(splits: int = 240, repeats: int = 3) -> list[dict[str, Any]]:
-    """One row per simulation 1 (n = 200) and 3 (n = 2000) and one for letter (docstring)."""
+def _three_rows(
+    label: str, estimator: str, batched: str, runs: dict[str, tuple[float, Any]], case: str
+) -> list[dict[str, Any]]:
+    """Rows plain → batched, plain → fast scikit-learn calls, fast calls → batched."""
+    (plain_s, _), (fast_s, _), (cand_s, _) = runs["plain"], runs["fast"], runs["batched"]
+    plain = f"sklearn {estimator} split by split"
+    fast = f"{plain}, checks once (_sklearn_tree.sklearn_tree_predict)"
+    return [
+        summary_row(f"{label}: batched / plain", plain, batched, plain_s, cand_s, case=case),
+        summary_row(
+            f"{label}: checked once / plain", plain, fast, plain_s, fast_s, case="the same trees"
+        ),
+        summary_row(f"{label}: batched / checked once", fast, batched, fast_s, cand_s, case=case),
+    ]
+
+
+def _whole_design(problem: Any, datasets: int) -> dict[str, float]:
+    """Seconds of the study's ``compute_batch`` on ``datasets`` datasets, per tree path."""
+    from dataclasses import replace
+
+    from cvstats.studies._runner import compute_batch
+
+    out, results = {}, {}
+    for path in ("sklearn", "batched"):
+        t0 = time.perf_counter()
+        results[path] = compute_batch(
+            replace(problem, tree=path), 0, range(datasets), J=25, M=20, R=15, J_rep=15
+        )
+        out[path] = time.perf_counter() - t0
+    return out
+
+
+def run(splits: int = 240, repeats: int = 3, whole: int = 1) -> list[dict[str, Any]]:
+    """Rows per simulation 1 (n = 200), 3 (n = 2000) and letter (docstring).
+
+    ``whole``: datasets of the whole-design rows (0: none).
+    """
     rows = []
     for sim in (1, 3):
-        data, train, _ = _splits(classification_problem(sim), sim, splits)
+        data, train, test = _splits(classification_problem(sim), sim, splits)
         X, y = data[:, :2], data[:, 2]
-        base_s, base = best_of(partial(_sklearn, X, y, train), repeats)
-        cand_s, (cand, tied) = best_of(partial(regression_tree_predict, X, y, train), repeats)
+        every = np.broadcast_to(np.arange(len(y)), (len(train), len(y)))
+        runs = {
+            "plain": best_of(partial(_sklearn, X, y, train), repeats),
+            "fast": best_of(
+                partial(sklearn_tree_predict, DecisionTreeRegressor(**_TREE), X, y, train, every),
+                repeats,
+            ),
+            "batched": best_of(partial(regression_tree_predict, X, y, train), repeats),
+        }
+        cand, tied = runs["batched"][1]
         assert not tied.any()
-        np.testing.assert_array_equal(cand, base)
-        rows.append(
-            summary_row(
-                f"studies: problem-B tree, {len(train)} splits, n = {len(y)}",
-                "sklearn DecisionTreeRegressor split by split",
-                "batched_tree.regression_tree_predict (numpy, level by level)",
-                base_s,
-                cand_s,
-                case="same splits, predictions on every example equal exactly",
-            )
+        np.testing.assert_array_equal(cand, runs["plain"][1])
+        np.testing.assert_array_equal(runs["fast"][1], runs["plain"][1])
+        rows += _three_rows(
+            f"studies: problem-B tree, {len(train)} splits, n = {len(y)}",
+            "DecisionTreeRegressor",
+            "batched_tree.regression_tree_predict (numpy, level by level)",
+            runs,
+            "same splits, predictions on every example equal exactly",
         )
     data, train, test = _splits(letter_problem(1, learners="tree"), 1, splits)
     X, y = data[:, :N_FEATURES], data[:, N_FEATURES]
-    base_s, base = best_of(partial(_sklearn_letter, X, y, train, test), repeats)
-    batched = partial(classification_tree_predict, X, y, train, test_idx=test)
-    cand_s, (cand, tied) = best_of(batched, repeats)
+    runs = {
+        "plain": best_of(partial(_sklearn_letter, X, y, train, test), repeats),
+        "fast": best_of(
+            partial(sklearn_tree_predict, DecisionTreeClassifier(**_TREE), X, y, train, test),
+            repeats,
+        ),
+        "batched": best_of(
+            partial(classification_tree_predict, X, y, train, test_idx=test), repeats
+        ),
+    }
+    base = runs["plain"][1]
+    cand, tied = runs["batched"][1]
+    np.testing.assert_array_equal(runs["fast"][1], base)
     np.testing.assert_array_equal(cand[~tied], base[~tied])
     assert abs(np.mean(cand != y[test]) - np.mean(base != y[test])) < 0.01
-    rows.append(
-        summary_row(
-            f"studies: letter tree, {len(train)} splits, n = {len(y)}",
-            "sklearn DecisionTreeClassifier split by split",
-            "batched_tree.classification_tree_predict (numpy, level by level)",
-            base_s,
-            cand_s,
-            case=f"test predictions; {int(tied.sum())} trees flagged (tie rule), others equal",
-        )
+    rows += _three_rows(
+        f"studies: letter tree, {len(train)} splits, n = {len(y)}",
+        "DecisionTreeClassifier",
+        "batched_tree.classification_tree_predict (numpy, level by level)",
+        runs,
+        f"test predictions; {int(tied.sum())} trees flagged (tie rule), others equal",
     )
+    problems = {
+        "problem-B sim 1": classification_problem(1),
+        "problem-B sim 3": classification_problem(3),
+        "letter (tree)": letter_problem(1, learners="tree"),
+    }
+    for name, problem in problems.items() if whole else ():
+        t = _whole_design(problem, whole)
+        rows.append(
+            summary_row(
+                f"studies: {name}, whole design of {whole} dataset(s)",
+                "compute_batch, tree='sklearn' (checks once)",
+                "compute_batch, tree='batched'",
+                t["sklearn"],
+                t["batched"],
+                case="every block of the study, J = 25, M = 20, R = 15",
+            )
+        )
     return rows
 
 

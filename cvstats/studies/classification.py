@@ -15,8 +15,10 @@ zero-one loss.
   (:func:`cvstats.studies.batched_tree.regression_tree_predict`, equal to
   scikit-learn's predictions here: continuous features, 0/1 responses, any
   tree it flags refitted by scikit-learn); ``"sklearn"`` fits split by
-  split; ``"auto"`` (default) takes the batched path for ``n <=``
-  :data:`BATCHED_MAX_N`, where it was measured faster (docs/benchmarks.md).
+  split (data and parameters checked once per dataset,
+  ``cvstats.studies._sklearn_tree``); ``"auto"`` (default) takes the
+  batched path for ``n <=`` :data:`BATCHED_MAX_N`, where it was measured
+  faster (docs/benchmarks.md).
 * Learner B: OLS of ``Y`` on ``(1, X)`` predicting ``I[β̂'(1, x) > 1/2]``,
   fitted for all splits at once from training sums of
   ``(1, x1, x2, x1², x1x2, x2², y, x1y, x2y)`` (3×3 normal equations solved
@@ -42,6 +44,7 @@ from cvstats.studies._runner import (
     add_monte_carlo_truth,
     run_study_with_truth,
 )
+from cvstats.studies._sklearn_tree import sklearn_tree_predict
 from cvstats.studies.batched_tree import choose_tree_path, regression_tree_predict_exact
 
 __all__ = [
@@ -142,9 +145,10 @@ def tree_losses(
         return ((pred > 0.5) != (y_te > 0.5)).astype(float).reshape(test_idx.shape)
     for b in range(B):
         X, y = data[b, :, :2], data[b, :, 2]
-        for s in range(te.shape[1]):
-            tree = DecisionTreeRegressor(**_TREE, random_state=0).fit(X[tr[b, s]], y[tr[b, s]])
-            out[b, s] = (tree.predict(X[te[b, s]]) > 0.5) != (y[te[b, s]] > 0.5)
+        pred = sklearn_tree_predict(
+            DecisionTreeRegressor(**_TREE, random_state=0), X, y, tr[b], te[b]
+        )
+        out[b] = (pred > 0.5) != (y[te[b]] > 0.5)
     return out.reshape(test_idx.shape)
 
 
