@@ -77,8 +77,8 @@ BATCHED_MAX_N = 1000
 #: Default size of the common test sample of the Monte Carlo truth (:func:`monte_carlo_truth`).
 TRUTH_TEST_SIZE = 100_000
 #: Smallest test sample of the truth of a run (``truth_test_size``, ``--truth-test-size``):
-#: below it the test sample's noise alone (about ``0.45/sqrt(n_test)`` for errors near
-#: 0.25) is of the order of the differences the truth comparison looks for.
+#: a floor against slips; a useful truth needs far more, as the test sample's noise alone
+#: is up to ``sqrt(p(1 − p)/n_test)`` (0.014 at 1000 for an error ``p`` near 0.25).
 MIN_TRUTH_TEST_SIZE = 1000
 #: Examples (training set plus the test sample) held at once by :func:`monte_carlo_truth`:
 #: its training sets are scored in chunks of ``max(1, _TRUTH_CHUNK // (n1 + n_test))``.
