@@ -1061,14 +1061,22 @@ class TruthProblem(Problem, Protocol):
     """A :class:`Problem` with a Monte Carlo estimate of its true errors."""
 
     def monte_carlo_truth(
-        self, n1: int, *, train_sets: int, seed: int
+        self, n1: int, *, train_sets: int, seed: int, **options: int
     ) -> dict[str, tuple[float, float]]:
-        """``{quantity: (estimate, standard error)}`` of the true error at training size ``n1``."""
+        """``{quantity: (estimate, standard error)}`` of the true error at training size ``n1``.
+
+        ``options``: further keywords of the problem's truth (problem 2: ``n_test``).
+        """
         ...
 
 
 def add_monte_carlo_truth(
-    ds: xr.Dataset, problem: TruthProblem, *, train_sets: int = 200, seed: int = 0
+    ds: xr.Dataset,
+    problem: TruthProblem,
+    *,
+    train_sets: int = 200,
+    seed: int = 0,
+    n_test: int | None = None,
 ) -> xr.Dataset:
     """Add ``truth (config, quantity)``, ``truth_half`` and their ``_se`` (Monte Carlo).
 
@@ -1084,6 +1092,11 @@ def add_monte_carlo_truth(
         Training sets per training size.
     seed : int, default 0
         Seed.
+    n_test : int, optional
+        Size of the common test sample of problem 2's truth (default: that of
+        :func:`~cvstats.studies.classification.monte_carlo_truth`, 100 000).
+        Problem 3's truth tests each training set on the rest of the letter
+        population and takes none.
 
     Returns
     -------
@@ -1091,11 +1104,10 @@ def add_monte_carlo_truth(
         A copy of ``ds`` with the truths and their Monte Carlo standard errors
         ``truth_se``, ``truth_half_se`` (:func:`attach_truth`).
     """
-    return attach_truth(
-        ds,
-        lambda n1: problem.monte_carlo_truth(n1, train_sets=train_sets, seed=seed),
-        problem.n // 2,
-    )
+    options = {"train_sets": train_sets, "seed": seed}
+    if n_test is not None:
+        options["n_test"] = n_test
+    return attach_truth(ds, lambda n1: problem.monte_carlo_truth(n1, **options), problem.n // 2)
 
 
 def run_study_with_truth(
@@ -1103,15 +1115,21 @@ def run_study_with_truth(
     n_datasets: int,
     out_dir: str | os.PathLike[str],
     truth_sets: object,
+    *,
+    truth_test_size: int | None = None,
     **options: Any,
 ) -> xr.Dataset:
     """:func:`run_study`, then with ``truth_sets >= 2`` :func:`add_monte_carlo_truth`.
 
     ``truth_sets`` is checked first (:func:`check_truth_sets`); ``options``
-    are those of :func:`run_study` (the truths use its ``seed``).
+    are those of :func:`run_study` (the truths use its ``seed``);
+    ``truth_test_size`` is the truth's ``n_test`` (checked by the caller;
+    None: the truth's default).
     """
     truth_sets = check_truth_sets(truth_sets)
     ds = run_study(problem, n_datasets, out_dir, **options)
     if truth_sets > 0:
-        ds = add_monte_carlo_truth(ds, problem, train_sets=truth_sets, seed=options["seed"])
+        ds = add_monte_carlo_truth(
+            ds, problem, train_sets=truth_sets, seed=options["seed"], n_test=truth_test_size
+        )
     return ds

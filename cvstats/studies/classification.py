@@ -25,7 +25,9 @@ zero-one loss.
   with a batched :func:`numpy.linalg.solve`).
 
 The true ``n1μ`` has no closed form: :func:`monte_carlo_truth` trains on
-fresh samples of size ``n1`` and tests on a large fresh sample.
+fresh samples of size ``n1`` and tests them all on one large fresh sample of
+:data:`TRUTH_TEST_SIZE` (100 000) examples by default (``truth_test_size``
+of :func:`run_classification`, ``--truth-test-size`` on the command line).
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ import numpy as np
 import xarray as xr
 from numpy.typing import NDArray
 
+from cvstats.checks import check_int
+from cvstats.errors import ArgumentError
 from cvstats.studies._common import FloatArray, IntArray, study_doc
 from cvstats.studies._runner import (
     SimulationProblem,
@@ -49,12 +53,15 @@ from cvstats.studies.batched_tree import choose_tree_path, regression_tree_predi
 
 __all__ = [
     "BATCHED_MAX_N",
+    "MIN_TRUTH_TEST_SIZE",
     "SIMULATIONS",
+    "TRUTH_TEST_SIZE",
     "ClassificationProblem",
     "classification_problem",
     "ols_classifier_from_sums",
     "tree_losses",
     "monte_carlo_truth",
+    "check_truth_test_size",
     "add_monte_carlo_truth",
     "run_classification",
 ]
@@ -70,6 +77,15 @@ SIMULATIONS: dict[int, dict[str, float]] = {
 _TREE = {"min_samples_split": 10, "min_samples_leaf": 5}
 #: ``tree="auto"`` takes the batched tree for datasets of at most this many examples.
 BATCHED_MAX_N = 1000
+#: Default size of the common test sample of the Monte Carlo truth (:func:`monte_carlo_truth`).
+TRUTH_TEST_SIZE = 100_000
+#: Smallest test sample of the truth of a run (``truth_test_size``, ``--truth-test-size``):
+#: a floor against slips; a useful truth needs far more, as the test sample's noise alone
+#: is up to ``sqrt(p(1 − p)/n_test)`` (0.014 at 1000 for an error ``p`` near 0.25).
+MIN_TRUTH_TEST_SIZE = 1000
+#: Examples (training set plus the test sample) held at once by :func:`monte_carlo_truth`:
+#: its training sets are scored in chunks of ``max(1, _TRUTH_CHUNK // (n1 + n_test))``.
+_TRUTH_CHUNK = 2**21
 
 
 def ols_classifier_from_sums(sums: FloatArray) -> FloatArray:
@@ -251,13 +267,44 @@ def classification_problem(
     return replace(problem, tree=tree)
 
 
+def check_truth_test_size(value: object, name: str = "truth_test_size") -> int:
+    """Return ``value`` if it is an int ``>= MIN_TRUTH_TEST_SIZE`` (the truth's test sample).
+
+    Parameters
+    ----------
+    value : object
+        The size given.
+    name : str, default "truth_test_size"
+        The option's name in the message (``"--truth-test-size"`` on the command line).
+
+    Returns
+    -------
+    int
+        ``value``, checked.
+
+    Raises
+    ------
+    ArgumentError
+        Naming ``name``, the value and the default, for a value that is not an
+        int (a bool, a float) or is below :data:`MIN_TRUTH_TEST_SIZE`.
+    """
+    try:
+        return check_int(name, value, MIN_TRUTH_TEST_SIZE)
+    except ArgumentError:
+        raise ArgumentError(
+            f"`{name}` must be an int >= {MIN_TRUTH_TEST_SIZE} (the size of the Monte Carlo "
+            f"truth's common test sample), got {value!r}; leave it out for the default "
+            f"{TRUTH_TEST_SIZE}."
+        ) from None
+
+
 @study_doc
 def monte_carlo_truth(
     problem: ClassificationProblem,
     n1: int,
     *,
     train_sets: int = 200,
-    n_test: int = 20_000,
+    n_test: int = TRUTH_TEST_SIZE,
     seed: int = 0,
 ) -> dict[str, tuple[float, float]]:
     """Monte Carlo ``n1μ`` of A, B and A−B: fresh training sets, one large test sample.
@@ -273,31 +320,55 @@ def monte_carlo_truth(
     ``σa²/T + σb²/n_test + 2σe²/(T n_test)``: slightly conservative). The
     standard deviation of the training-set errors alone, ``sd(row means)/√T``,
     understates it several-fold for the OLS classifier, whose error varies
-    little between training sets.
+    little between training sets; the term ``σb²/n_test`` is why the default
+    test sample is large.
+
+    The training sets are scored in chunks (about two million examples held
+    at once, test sample included), so memory does not grow with
+    ``train_sets``; the results do not depend on the chunks.
 
     Parameters
     ----------
     problem : ClassificationProblem
         The simulation (:func:`classification_problem`).
     %(truth_training_sets)s
-    n_test : int, default 20000
-        Size of the common test sample.
+    n_test : int, default 100000
+        Size of the common test sample (:data:`TRUTH_TEST_SIZE`; it was
+        20 000 before). At least 2 here (the variance of the column means);
+        the runs ask for at least :data:`MIN_TRUTH_TEST_SIZE`
+        (:func:`check_truth_test_size`).
     %(truth_seed_returns)s
         Here the standard error counts the common test sample's noise too
         (above), not only the spread over training sets.
+
+    Raises
+    ------
+    ArgumentError
+        If ``n_test`` is not an int ``>= 2``.
     """
+    n_test = check_int("n_test", n_test, 2)
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(problem.simulation, n1)))
     test = problem.sample(rng, n_test)
     train = np.stack([problem.sample(rng, n1) for _ in range(train_sets)])  # (T, n1, 3)
-    both = np.concatenate([train, np.broadcast_to(test, (train_sets, *test.shape))], axis=1)
-    tr = np.broadcast_to(np.arange(n1), (train_sets, n1))
-    te = np.broadcast_to(np.arange(n1, n1 + n_test), (train_sets, n_test))
     sums = problem.stats(train).sum(axis=1)
-    loss_b = _ols_losses(both, te, ols_classifier_from_sums(sums))  # (T, n_test)
-    loss_a = tree_losses(both, te, tr, problem.tree)
-    # row means: error of each training set; column means: mean loss of each test example
-    rows = {"A": loss_a.mean(axis=1), "B": loss_b.mean(axis=1)}
-    cols = {"A": loss_a.mean(axis=0), "B": loss_b.mean(axis=0)}
+    # row means: error of each training set; column sums: total loss of each test example
+    rows = {m: np.empty(train_sets) for m in ("A", "B")}
+    col_sums = {m: np.zeros(n_test) for m in ("A", "B")}
+    chunk = max(1, _TRUTH_CHUNK // (n1 + n_test))
+    for lo in range(0, train_sets, chunk):
+        part = slice(lo, min(lo + chunk, train_sets))
+        k = part.stop - part.start
+        both = np.concatenate([train[part], np.broadcast_to(test, (k, *test.shape))], axis=1)
+        te = np.broadcast_to(np.arange(n1, n1 + n_test), (k, n_test))
+        tr = np.broadcast_to(np.arange(n1), (k, n1))
+        losses = {
+            "A": tree_losses(both, te, tr, problem.tree),
+            "B": _ols_losses(both, te, ols_classifier_from_sums(sums[part])),
+        }  # (k, n_test) each
+        for m, loss in losses.items():
+            rows[m][part] = loss.mean(axis=1)
+            col_sums[m] += loss.sum(axis=0)
+    cols = {m: v / train_sets for m, v in col_sums.items()}
     rows["A-B"], cols["A-B"] = rows["A"] - rows["B"], cols["A"] - cols["B"]
     out = {}
     for q in ("A", "B", "A-B"):
@@ -324,12 +395,18 @@ def run_classification(
     truth_sets: int = 0,
     tree: str = "auto",
     compute: bool = True,
+    truth_test_size: int = TRUTH_TEST_SIZE,
     **overrides: float,
 ) -> xr.Dataset:
     """Run (or resume) simulation ``simulation`` of problem B (docs/studies.md §B, §D).
 
     %(run_simulation)s
     %(run_truth_sets)s
+    truth_test_size : int, default 100000
+        Size of the one test sample every truth training set is scored on
+        (:func:`monte_carlo_truth`'s ``n_test``; :data:`TRUTH_TEST_SIZE`, was
+        20 000); an int ``>= MIN_TRUTH_TEST_SIZE`` (1000), checked before any
+        batch. With ``compute=False`` the truth is recomputed with it too.
     tree : {"auto", "batched", "sklearn"}, default "auto"
         Path of the tree (:func:`tree_losses`): the same results either way.
     **overrides
@@ -339,10 +416,18 @@ def run_classification(
     -------
     xarray.Dataset
         Split means of every block (:func:`cvstats.studies.compute_batch`).
+
+    Raises
+    ------
+    ArgumentError
+        For an option out of range (:func:`classification_problem`,
+        :func:`check_truth_test_size`, :func:`cvstats.studies.run_study`),
+        before any batch is computed.
     """
+    problem = classification_problem(simulation, tree=tree, **overrides)
+    truth_test_size = check_truth_test_size(truth_test_size)
     return run_study_with_truth(
-        classification_problem(simulation, tree=tree, **overrides), n_datasets, out_dir,
-        truth_sets,
+        problem, n_datasets, out_dir, truth_sets, truth_test_size=truth_test_size,
         seed=seed, J=J, M=M, R=R, J_rep=J_rep, batch_size=batch_size, n_jobs=n_jobs,
         progress=progress, client=client, compute=compute,
     )  # fmt: skip

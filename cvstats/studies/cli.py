@@ -33,7 +33,8 @@ keeps ``DIR`` itself), each reported as above; then one combined table
 printed. ``--report-only`` reads the batch files of finished runs and
 computes nothing (an incomplete run is an error; the Monte Carlo truth of
 problems 2 and 3 is recomputed, deterministically, from ``--seed`` and
-``--truth-sets``). ``population`` runs
+``--truth-sets``, and for problem 2 ``--truth-test-size``, the size of the
+truth's common test sample, default 100 000). ``population`` runs
 the survey's Algorithm 1 (docs/studies.md §F) and prints ``εu``, the bias
 table, the variance decomposition and the winner tables
 (:func:`cvstats.studies.population_analysis.population_report`). The
@@ -266,6 +267,10 @@ def _check_args(args: argparse.Namespace) -> None:
             _check_out(str(out))
     if args.study in ("nb-classification", "nb-letter"):
         check_truth_sets(args.truth_sets)
+    if args.study == "nb-classification":
+        from cvstats.studies.classification import check_truth_test_size
+
+        check_truth_test_size(args.truth_test_size, "--truth-test-size")
     if not args.report_only:
         prepare_out_dir(args.out, name="--out")
 
@@ -424,8 +429,9 @@ def _run_with(args: argparse.Namespace, client: Any) -> int:
         if args.study == "nb-regression":
             return run_regression(sim, args.datasets, out, **common)
         return run_classification(
-            sim, args.datasets, out, truth_sets=args.truth_sets, tree=args.tree, **common
-        )
+            sim, args.datasets, out, truth_sets=args.truth_sets, tree=args.tree,
+            truth_test_size=args.truth_test_size, **common,
+        )  # fmt: skip
 
     dirs = sim_out_dirs(args.sim, args.out)
     # a report of saved runs reads them all first: a missing batch stops it before any output
@@ -570,6 +576,15 @@ def add_study_parser(subparsers: Any) -> argparse.ArgumentParser:
                 default=200,
                 help="training sets of the Monte Carlo truth (0: mean of the estimates)",
             )
+        if name == "nb-classification":
+            from cvstats.studies.classification import MIN_TRUTH_TEST_SIZE, TRUTH_TEST_SIZE
+
+            p.add_argument(
+                "--truth-test-size", type=int, default=TRUTH_TEST_SIZE,
+                help="size of the one test sample every truth training set is scored on "
+                f"(an int >= {MIN_TRUTH_TEST_SIZE}; its noise is part of the truth's "
+                "standard error)",
+            )  # fmt: skip
         p.set_defaults(func=_run)
     _add_population_parser(inner)
     for name, help_ in (

@@ -289,6 +289,11 @@ def test_out_under_a_file_is_refused(tmp_path, capsys):
         (["nb-regression", *SMALL_CLI, "--batch-size", "0"], "`--batch-size` must be an int"),
         (["nb-regression", *SMALL_CLI, "--sim", "9"], "`simulation` must be one of"),
         (["nb-classification", *SMALL_CLI, "--truth-sets", "1"], "`truth_sets` must be 0"),
+        (
+            ["nb-classification", *SMALL_CLI, "--truth-test-size", "999"],
+            r"`--truth-test-size` must be an int >= 1000 \(the size of the Monte Carlo truth's "
+            r"common test sample\), got 999; leave it out for the default 100000\.",
+        ),
         (["nb-letter", *SMALL_CLI, "--w", "3"], "`w` must be one of"),
         ([*POP, "--learners", "xx", "--samples", "2", "--N", "20"], "unknown learner 'xx'"),
         ([*POP, "--N", "20", "--folds", "2", "50"], "`folds` must be distinct ints"),

@@ -1,3 +1,5 @@
+import re
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -6,6 +8,7 @@ from sklearn.tree import DecisionTreeRegressor
 
 from cvstats import studies as st
 from cvstats.errors import ArgumentError
+from cvstats.studies import classification
 from cvstats.studies._splits import dataset_rngs, gather_sums
 from cvstats.studies.classification import (
     classification_problem,
@@ -102,3 +105,54 @@ def test_batched_and_sklearn_trees_give_identical_study_results():
     assert classification_problem(1, tree="batched").params() == classification_problem(1).params()
     with pytest.raises(ArgumentError, match="`tree` must be one of"):
         classification_problem(1, tree="numba")
+
+
+def test_monte_carlo_truth_default_test_sample_is_100000():
+    # the default test sample of the truth is 100 000 examples (it was 20 000)
+    p = classification_problem(2, n=60)
+    default = monte_carlo_truth(p, 30, train_sets=2, seed=4)
+    assert default == monte_carlo_truth(p, 30, train_sets=2, n_test=100_000, seed=4)
+    assert default != monte_carlo_truth(p, 30, train_sets=2, n_test=20_000, seed=4)
+    with pytest.raises(ArgumentError, match=r"`n_test` must be an int >= 2, got 1\.5"):
+        monte_carlo_truth(p, 30, train_sets=2, n_test=1.5)
+
+
+@pytest.mark.parametrize("tree", ["batched", "sklearn"])
+def test_monte_carlo_truth_in_chunks_of_training_sets_equals_one_chunk(monkeypatch, tree):
+    # the training sets are scored in chunks (memory); the chunks do not change the truth
+    p = classification_problem(3, n=300, tree=tree)
+    whole = monte_carlo_truth(p, 120, train_sets=7, n_test=1500, seed=2)
+    monkeypatch.setattr(classification, "_TRUTH_CHUNK", 3 * (120 + 1500))  # 3 sets a chunk
+    assert monte_carlo_truth(p, 120, train_sets=7, n_test=1500, seed=2) == whole
+    monkeypatch.setattr(classification, "_TRUTH_CHUNK", 1)  # one set a chunk
+    assert monte_carlo_truth(p, 120, train_sets=7, n_test=1500, seed=2) == whole
+
+
+def test_truth_test_size_reaches_the_truth_of_a_run(tmp_path):
+    # run_classification(truth_test_size=) is the n_test of every truth of the run,
+    # also when the run is only read (compute=False); default 100 000
+    kw = {"n": 40, "truth_sets": 3, **SIZES}
+    ds = run_classification(4, 2, tmp_path, truth_test_size=1500, **kw)
+    p = classification_problem(4, n=40)
+    for n1 in (20, 36):  # n/2 (also truth_half) and 9n/10
+        want = monte_carlo_truth(p, n1, train_sets=3, n_test=1500, seed=0)
+        got = ds.isel(config=int(np.flatnonzero(ds["n1"].values == n1)[0]))
+        for q, (value, se) in want.items():
+            assert float(got["truth"].sel(quantity=q)) == value
+            assert float(got["truth_se"].sel(quantity=q)) == se
+    half = monte_carlo_truth(p, 20, train_sets=3, n_test=1500, seed=0)
+    assert float(ds["truth_half_se"].sel(quantity="B")) == half["B"][1]
+    read = run_classification(4, 2, tmp_path, compute=False, **kw)  # the default size
+    default = monte_carlo_truth(p, 36, train_sets=3, n_test=100_000, seed=0)
+    assert float(read["truth"].sel(config="9n/10,n/10", quantity="A")) == default["A"][0]
+    truths = ["truth", "truth_se", "truth_half", "truth_half_se"]
+    xr.testing.assert_identical(read.drop_vars(truths), ds.drop_vars(truths))
+
+
+@pytest.mark.parametrize("bad", [999, 0, -5, 1500.0, 1e5, True, "100000", None])
+def test_bad_truth_test_size_refused_before_any_batch(tmp_path, bad):
+    out = tmp_path / "out"
+    message = rf"`truth_test_size` must be an int >= 1000 .*got {re.escape(repr(bad))}; leave"
+    with pytest.raises(ArgumentError, match=message):
+        run_classification(1, 2, out, n=40, truth_sets=2, truth_test_size=bad, **SIZES)
+    assert not out.exists()

@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 from cvstats import studies as st  # noqa: E402
 from cvstats.errors import ArgumentError, StorageError  # noqa: E402
 from cvstats.studies.classification import run_classification  # noqa: E402
-from cvstats.studies.cli import main, sim_out_dirs  # noqa: E402
+from cvstats.studies.cli import _comparison_text, main, sim_out_dirs  # noqa: E402
 from cvstats.studies.letter import run_letter  # noqa: E402
 from cvstats.studies.regression import run_regression  # noqa: E402
 
@@ -201,3 +201,23 @@ def test_classification_report_only_recomputes_the_same_truth(tmp_path, capsys):
     ds = run_classification(2, 3, tmp_path / "sim2", J=5, M=5, R=3, truth_sets=2, compute=False)
     frame = st.truth_comparison({"simulation 2": ds})
     assert (frame["truth_se"] > 0).all()
+
+
+def test_classification_report_only_uses_the_truth_test_size(tmp_path, capsys):
+    # --truth-test-size is the truth's test sample in a run and in --report-only
+    argv = ["study", "nb-classification", "--sim", "2", *TINY, "--out", str(tmp_path),
+            "--truth-sets", "2", "--truth-test-size"]  # fmt: skip
+    assert main([*argv, "1000"]) == 0
+    first = capsys.readouterr().out
+    before = _mtimes(tmp_path)
+    assert main([*argv, "3000", "--report-only"]) == 0
+    again = capsys.readouterr().out
+    assert _mtimes(tmp_path) == before
+    kw = {"J": 5, "M": 5, "R": 3, "truth_sets": 2, "compute": False}
+    for out, size in ((first, 1000), (again, 3000)):
+        ds = run_classification(2, 3, tmp_path, truth_test_size=size, **kw)
+        assert _comparison_text({"simulation 2": ds}) in out
+    assert first[first.index("Monte Carlo mean") :] != again[again.index("Monte Carlo mean") :]
+    with pytest.raises(SystemExit):  # argparse: not an int
+        main([*argv, "1e5", "--report-only"])
+    assert "argument --truth-test-size: invalid int value: '1e5'" in capsys.readouterr().err
