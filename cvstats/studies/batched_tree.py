@@ -301,17 +301,19 @@ def classification_tree_predict(
 
 
 class _Flat(NamedTuple):
-    """Per feature, the training entries of the open nodes in one flat array each.
+    """The training entries of the open nodes, one row per feature.
 
-    Entries are grouped by (piece, node) and sorted by the feature inside each
-    group: ``grp`` their group, ``rid`` ``piece * n + example`` (example in
-    its dataset), ``x`` the feature's value, ``y`` the response (class code).
+    Entries are grouped by (piece, node), the groups in the same places in
+    every row, and row ``f`` is sorted by feature ``f`` inside each group:
+    ``grp`` (N,) the group, ``rid`` (p, N) ``piece * n + example`` (example
+    in its dataset), ``x`` (p, N) the feature's value, ``y`` (p, N) the
+    response (class code).
     """
 
-    grp: list[IntArray]
-    rid: list[IntArray]
-    x: list[FloatArray]
-    y: list[np.ndarray]
+    grp: IntArray
+    rid: IntArray
+    x: FloatArray
+    y: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -357,7 +359,7 @@ def _fit_predict(
     ctx = (X, n, crit, min_split, min_leaf, pos)
     trees = np.arange(S)
     # the training entries of every tree, per feature in its order: flat arrays by tree
-    parts: list[list[list[np.ndarray]]] = [[[] for _ in range(p)] for _ in range(4)]
+    parts: list[list[np.ndarray]] = [[] for _ in range(4)]
     for b in range(B):
         member = np.zeros((S1, n), dtype=bool)
         member[np.arange(S1)[:, None], train_idx[b]] = True
@@ -366,13 +368,14 @@ def _fit_predict(
                 "`train_idx` must hold distinct indices in each row (a training set "
                 "without repeats); sample with replace=False."
             )
-        for f in range(p):
-            r, i = np.nonzero(member[:, order[b, :, f]])
-            g, loc = b * S1 + r.astype(np.int64), order[b, i, f]
-            entry = (g, g * n + loc, X[b * n + loc, f], crit.y[b * n + loc])
-            for part, v in zip(parts, entry, strict=True):
-                part[f].append(v)
-    flat = _Flat(*([np.concatenate(v) for v in part] for part in parts))
+        # every tree holds n1 entries in every feature's order: the rows line up by tree
+        f, r, i = np.nonzero(member[:, order[b].T].transpose(1, 0, 2))  # (p, S1, n)
+        g = b * S1 + r.reshape(p, -1)[0].astype(np.int64)
+        loc = order[b][i, f].reshape(p, -1)
+        entry = (g, g * n + loc, X[b * n + loc, np.arange(p)[:, None]], crit.y[b * n + loc])
+        for part, v in zip(parts, entry, strict=True):
+            part.append(v)
+    flat = _Flat(*(np.concatenate(v, axis=-1) for v in parts))
     # padded key of the leaf holding each training example (tree, example i), -1 elsewhere
     leafpad = np.full((S, n), -1, dtype=np.int64)
     tab, (lt, le, lk) = _grow(
@@ -405,12 +408,9 @@ def _fit_predict(
         at = np.searchsorted(lo, lp, side="right") - 1
         inside = (at >= 0) & (lp < hi[np.maximum(at, 0)])
         piece, e = at[inside], (t // S1 * n + i)[inside]
-        flat = _Flat([], [], [], [])
-        for f in range(p):
-            o = np.argsort(piece * N + rank[e, f])
-            po, eo = piece[o], e[o]
-            for part, v in zip(flat, (po, po * n + eo % n, X[eo, f], crit.y[eo]), strict=True):
-                part.append(v)
+        o = np.argsort(piece[:, None] * N + rank[e], axis=0).T  # (p, entries)
+        po, eo = piece[o], e[o]
+        flat = _Flat(po[0], po * n + eo % n, X[eo, np.arange(p)[:, None]], crit.y[eo])
         keys = _node_keys(tab["tree"], tab["path"])
         o = np.argsort(keys)
         guess = (keys[o], c[o])
@@ -423,7 +423,9 @@ def _fit_predict(
     tab = _in_preorder(tab)
     at_idx = np.broadcast_to(np.arange(n), (B, S1, n)) if test_idx is None else test_idx
     at_idx = at_idx + (np.arange(B) * n)[:, None, None]
-    leaf = _leaves(tab, X, np.repeat(trees, at_idx.shape[2]), at_idx.ravel())
+    t = np.repeat(trees, at_idx.shape[2])
+    known = leafpad[t, at_idx.ravel() % n]
+    leaf = _leaves(tab, X, t, at_idx.ravel(), known)
     pred = tab["value"][leaf].reshape(at_idx.shape)
     flag = unresolved
     for name in ("near", "deep"):
@@ -478,26 +480,37 @@ def _subtree_end(tab: dict[str, np.ndarray]) -> IntArray:
     return np.searchsorted(key, upper, side="left")
 
 
-def _leaves(tab: dict[str, np.ndarray], X: FloatArray, t: IntArray, i: IntArray) -> IntArray:
+def _leaves(
+    tab: dict[str, np.ndarray], X: FloatArray, t: IntArray, i: IntArray, known: IntArray
+) -> IntArray:
     """Index in the preorder table of the leaf reached by example ``i[k]`` in tree ``t[k]``.
 
-    In preorder a split node's left child is the next row and its right child
-    the row past the left child's subtree.
+    ``known[k]``: the preorder key (:func:`_preorder_keys`) of the leaf of a
+    training example (found by search: the deepest row with that key), -1 for
+    the others; these are routed down: in preorder a split node's left child
+    is the next row and its right child the row past the left child's
+    subtree. A leaf leads to itself, so the routing needs no test per step;
+    finished examples leave every few steps.
     """
+    key = _preorder_keys(tab)
+    out = np.searchsorted(key, known, side="right") - 1
     end = _subtree_end(tab)
-    right = np.append(end[1:], 0)
-    roots = np.flatnonzero(_group_first(tab["tree"]) == np.arange(len(end)))
-    node = roots[t]
-    out = node.copy()
-    k = np.arange(len(t))
-    split, thr = tab["split"], tab["thr"]
-    column = tab["feat"] * X.shape[0]  # offset of each node's feature in X.T
+    split = tab["split"]
+    at = np.arange(len(end))
+    to = np.stack([np.where(split, at + 1, at), np.where(split, np.append(end[1:], 0), at)], 1)
+    to = to.ravel()  # to[2 node + goes right]: next row
+    thr = np.where(split, tab["thr"], np.inf)
+    column = np.where(split, tab["feat"] * X.shape[0], 0)  # feature's offset in X.T
     xt = np.ascontiguousarray(X.T).ravel()
+    k = np.flatnonzero(known < 0)
+    node = np.flatnonzero(_group_first(tab["tree"]) == at)[t[k]]  # roots
+    q = i[k]
     while len(k):
+        for _ in range(4):
+            node = to[2 * node + (xt[column[node] + q] > thr[node])]
         go = split[node]
         out[k[~go]] = node[~go]
-        k, node = k[go], node[go]
-        node = np.where(xt[column[node] + i[k]] > thr[node], right[node], node + 1)
+        k, node, q = k[go], node[go], q[go]
     return out
 
 
@@ -555,43 +568,41 @@ def _grow(
     Piece ``j`` of ``P`` holds training examples at node ``root_path[j]`` (heap
     numbering, depth ``root_depth[j]``) of tree ``piece_tree[j]``;
     ``forced[j]`` is the feature its root takes if tied (``S1`` trees per
-    dataset). ``flat``: per feature, the training entries grouped by piece and
-    sorted by the feature inside each (:class:`_Flat`); the grower keeps them
-    so per (piece, node), and entries of leaves leave the arrays. Other ties
-    between features are decided by the visiting order at a guessed preorder
-    count (``guess``: node keys and counts of the previous table, 0 where
-    absent); the caller checks them. The table's columns: tree, path, depth,
-    searched (``att``), split, tie, chosen feature, best-feature mask
-    (``top``), threshold, leaf value, and the flags near (near-tie), const (a
-    feature constant in a searched node) and deep (split stopped at
-    ``_MAX_DEPTH``). Also returns, for every training example, its tree, the
-    example's index in its dataset and the preorder key
-    (:func:`_preorder_keys`) of its leaf.
+    dataset). ``flat``: the training entries grouped by piece, per feature
+    sorted by the feature inside each group (:class:`_Flat`); the grower keeps
+    them so per (piece, node) and level, and only the entries of searched
+    nodes (the others leave when their node is made). Other ties between
+    features are decided by the visiting order at a guessed preorder count
+    (``guess``: node keys and counts of the previous table, 0 where absent);
+    the caller checks them. The table's columns: tree, path, depth, searched
+    (``att``), split, tie, chosen feature, best-feature mask (``top``),
+    threshold, leaf value, and the flags near (near-tie), const (a feature
+    constant in a searched node) and deep (split stopped at ``_MAX_DEPTH``).
+    Also returns, for every training example, its tree, the example's index
+    in its dataset and the preorder key (:func:`_preorder_keys`) of its leaf.
     """
     X, n, crit, min_split, min_leaf, pos = ctx
-    p = X.shape[1]
-    grp, rid, xs, ys = (list(a) for a in flat)
+    grp, rid, xs, ys = flat
     base = piece_tree // S1 * n  # first example of each piece's dataset
     path = root_path.astype(np.int64)[:, None]
     cols: dict[str, list[np.ndarray]] = {}
     leaves: dict[str, list[np.ndarray]] = {}
+
+    def leave(tree: IntArray, rid0: IntArray, key: IntArray) -> None:
+        """Record training entries (rid ``piece * n + i``) whose leaf is ``key``."""
+        for name, v in (("l_tree", tree), ("l_ex", rid0 % n), ("l_key", key)):
+            leaves.setdefault(name, []).append(v)
+
+    att, value, stats = _node_stats(crit, grp, ys[0], P, min_split, min_leaf)
+    out = ~att[grp]  # roots that are leaves
+    key = (piece_tree << _SHIFT) | (path.ravel() << (_MAX_DEPTH - root_depth))
+    leave(piece_tree[grp[out]], rid[0][out], key[grp[out]])
+    grp, rid, xs, ys = grp[~out], rid[:, ~out], xs[:, ~out], ys[:, ~out]
     m = 1
     level = 0
     while m > 0:
         G = P * m
-        att, value, stats = _node_stats(crit, grp[0], ys[0], G, min_split, min_leaf)
-        best = np.full((G, p), -np.inf)
-        thr = np.zeros((G, p))
-        const = np.zeros((G, p), dtype=bool)
-        for f in range(1, p):  # leaves' entries are not searched (feature 0 keeps them)
-            keep = att[grp[f]]
-            if not keep.all():
-                grp[f], rid[f], xs[f], ys[f] = (a[keep] for a in (grp[f], rid[f], xs[f], ys[f]))
-        firsts = [_group_first(g) for g in grp]
-        for f in range(p):
-            best[:, f], thr[:, f], const[:, f] = _best_split_of_feature(
-                crit, grp[f], firsts[f], ys[f], xs[f], stats, G, min_leaf
-            )
+        best, thr, const = _best_splits(crit, grp, ys, xs, stats, G, min_leaf)
         top = best.max(axis=1)
         piece = np.arange(G) // m
         depth = root_depth[piece] + level
@@ -618,12 +629,9 @@ def _grow(
             feat = np.where(tie, forced, feat)
         thr_f = thr[np.arange(G), feat]
         real = paths > 0
-        ends = ~split[grp[0]]  # training examples of this level's leaves
-        lg = grp[0][ends]
-        lpad = paths[lg] << (_MAX_DEPTH - depth[lg])
-        for name, v in (("l_tree", piece_tree[lg // m]), ("l_ex", rid[0][ends] % n)):
-            leaves.setdefault(name, []).append(v)
-        leaves.setdefault("l_key", []).append((piece_tree[lg // m] << _SHIFT) | lpad)
+        node_key = (piece_tree[piece] << _SHIFT) | (paths << (_MAX_DEPTH - depth))
+        ends = ~split[grp]  # training entries of searched nodes that stay leaves
+        leave(piece_tree[grp[ends] // m], rid[0][ends], node_key[grp[ends]])
         for name, v in (
             ("tree", piece_tree[piece]), ("path", paths), ("depth", depth), ("att", att),
             ("split", split), ("tie", tie), ("feat", feat), ("top", is_top), ("thr", thr_f),
@@ -634,16 +642,24 @@ def _grow(
         split2 = split.reshape(P, m)
         rank = np.cumsum(split2, axis=1) - 1
         m_next = 2 * int(split2.sum(axis=1).max()) if split2.any() else 0
-        child = piece * m_next + 2 * rank.ravel()  # left child's group
-        # which way each training entry (piece * n + example) of a split node goes
-        goes_right = np.zeros(P * n, dtype=bool)
-        keep = split[grp[0]]
-        g0, r0 = grp[0][keep], rid[0][keep]
+        if m_next == 0:
+            break
+        G_next = P * m_next
+        # child group of each entry of feature 0 (split nodes only) and the children's stats
+        child = np.where(split, piece * m_next + 2 * rank.ravel(), G_next)  # left child
+        keep = ~ends
+        g0, r0 = grp[keep], rid[0][keep]
+        goes_right = np.zeros(P * n, dtype=bool)  # by rid
         goes_right[r0] = X[base[g0 // m] + r0 % n, feat[g0]] > thr_f[g0]
-        for f in range(p):
-            grp[f], rid[f], xs[f], ys[f] = _partition(
-                grp[f], (rid[f], xs[f], ys[f]), split, child, goes_right
-            )
+        c0 = child[g0] + goes_right[r0]
+        att, value, stats = _node_stats(crit, c0, ys[0][keep], G_next, min_split, min_leaf)
+        out = ~att[c0]  # entries of children that are leaves leave now
+        ckey = node_key[g0[out]] | (
+            goes_right[r0[out]].astype(np.int64) << (_MAX_DEPTH - 1 - depth[g0[out]])
+        )
+        leave(piece_tree[g0[out] // m], r0[out], ckey)
+        sizes = np.bincount(c0, minlength=G_next)
+        grp, rid, xs, ys = _partition(grp, (rid, xs, ys), split, child, goes_right, att, sizes)
         nxt = np.zeros((P, m_next), dtype=np.int64)
         sr, sj = np.nonzero(split2)
         nxt[sr, 2 * rank[sr, sj]] = 2 * path[sr, sj]
@@ -651,9 +667,9 @@ def _grow(
         path = nxt
         m = m_next
         level += 1
-    out = {k: np.concatenate(v) for k, v in leaves.items()}
+    done = {k: np.concatenate(v) for k, v in leaves.items()}
     table = {k: np.concatenate(v) for k, v in cols.items()}
-    return table, (out["l_tree"], out["l_ex"], out["l_key"])
+    return table, (done["l_tree"], done["l_ex"], done["l_key"])
 
 
 def _node_stats(
@@ -661,7 +677,8 @@ def _node_stats(
 ) -> tuple[np.ndarray, FloatArray, tuple[FloatArray, ...]]:
     """Return the searched mask, leaf value and sums the proxies need, per (tree, node) group.
 
-    A node is searched (not a leaf) when it holds at least ``min_split`` and
+    ``g``: group of each entry (any order), ``yv``: its response. A node is
+    searched (not a leaf) when it holds at least ``min_split`` and
     ``2 min_leaf`` examples and its impurity exceeds the float64 epsilon
     (squared error: ``E[y²] - E[y]²``; Gini: the node is not pure).
     """
@@ -692,125 +709,160 @@ def _partition(
     split: np.ndarray,
     child: IntArray,
     goes_right: np.ndarray,
+    att: np.ndarray,
+    sizes: IntArray,
 ) -> tuple[np.ndarray, ...]:
-    """Move the entries of the split groups to their children's groups, stably.
+    """Move the entries of split groups to their children's groups, stably, in O(N).
 
-    ``g``: groups of one feature's flat array (ascending); ``arrays``: the
-    entries' ids (``rid``, first), feature values and responses;
-    ``split[g]``: group ``g`` is split; ``child[g]``: its left child's group
-    in the next level (the right one is ``child[g] + 1``);
-    ``goes_right[rid]``: the entry goes right. The children keep the
-    parent's order, left child before right child. Returns the new groups and
-    the arrays in the new order.
+    ``g``: group of each entry (ascending, the same in every feature's row);
+    ``arrays``: ``(p, N)`` rows of the entries' ids (``rid``, first), feature
+    values and responses; ``split[g]``: group ``g`` is split, ``child[g]``:
+    its left child's group in the next level (the right one is
+    ``child[g] + 1``); ``goes_right[rid]``: the entry goes right (never in a
+    group not split); ``att``, ``sizes``: the children that are searched and
+    their entry counts. Only the entries of searched children stay; they keep
+    their parent's order, left child before right child. An entry's new
+    position is its child's start plus its rank there (the entries before it
+    in its group going the same way); the other entries are moved past the
+    kept ones. Returns the new groups and rows.
     """
-    keep = split[g]
-    g = g[keep]
-    arrays = tuple(a[keep] for a in arrays)
-    new = child[g] + goes_right[arrays[0]]
-    o = np.argsort(new, kind="stable")  # runs of two interleaved sorted halves: cheap
-    return (new[o], *(a[o] for a in arrays))
+    p, N = arrays[0].shape
+    st = np.flatnonzero(np.append(True, g[1:] != g[:-1]))
+    size = np.diff(np.append(st, N))
+    gid = g[st]
+    # two destination segments per group (left, right child); a group not split: one
+    # dropped segment of its size
+    sp = split[gid]
+    left = np.where(sp, child[gid], 0)
+    seg_size = np.stack([np.where(sp, sizes[left], size), np.where(sp, sizes[left + 1], 0)], 1)
+    kept = np.stack([sp & att[left], sp & att[left + 1]], 1).ravel()
+    seg_size = seg_size.ravel()
+    ks, ds = np.where(kept, seg_size, 0), np.where(kept, 0, seg_size)
+    n_new, n_drop = int(ks.sum()), int(ds.sum())
+    row = np.arange(p)[:, None]
+    start = np.where(
+        kept,
+        row * n_new + (np.cumsum(ks) - ks),
+        p * n_new + row * n_drop + (np.cumsum(ds) - ds),
+    )  # (p, 2 * groups)
+    gr = goes_right[arrays[0]]  # (p, N)
+    right_upto = np.cumsum(gr, axis=1, dtype=np.int64)  # right-goers up to each entry
+    before = right_upto[:, st] - gr[:, st]  # right-goers before each group
+    to = np.where(
+        gr,
+        np.repeat(start[:, 1::2] - before - 1, size, axis=1) + right_upto,
+        np.repeat(start[:, 0::2] + before - st, size, axis=1) + (np.arange(N) - right_upto),
+    )
+    moved = []
+    for a in arrays:
+        buf = np.empty(p * N, dtype=a.dtype)
+        buf[to.ravel()] = a.ravel()
+        moved.append(buf[: p * n_new].reshape(p, n_new))
+    new_groups = np.stack([left, left + 1], 1).ravel()[kept]
+    return (np.repeat(new_groups, ks[kept]), *moved)
 
 
 def _group_first(g: IntArray) -> IntArray:
     """Index of the first entry of each entry's group (``g`` grouped, contiguous)."""
-    start = np.ones(len(g), dtype=bool)
-    start[1:] = g[1:] != g[:-1]
-    st = np.flatnonzero(start)
+    st = np.flatnonzero(np.append(True, g[1:] != g[:-1]))
     return np.repeat(st, np.diff(np.append(st, len(g))))
 
 
-def _group_cumsum_at(v: FloatArray, first_at: IntArray, at: IntArray) -> FloatArray:
-    """Cumulative sums of ``v`` restarting at each group, at the entries ``at``.
+def _same_class_rank(g: IntArray, codes: np.ndarray, K: int) -> IntArray:
+    """Count the earlier entries of the same group with the same class, per entry and row.
 
-    ``first_at``: index of the first entry of each ``at``'s group (:func:`_group_first`).
-    """
-    c = np.cumsum(v)
-    return c[at] - np.where(first_at > 0, c[first_at - 1], 0.0)
-
-
-def _same_class_rank(g: IntArray, codes: IntArray, K: int) -> IntArray:
-    """Count the earlier entries of the same group with the same class, per entry.
-
-    A stable sort by class (a radix sort for small ``K``) keeps each class's
-    entries in group order, so (class, group) runs are contiguous there.
+    ``g`` (N,): groups, ascending; ``codes`` (p, N): class codes. A stable
+    sort of each row by class (a radix sort for small ``K``) keeps each
+    class's entries in group order, so (class, group) runs are contiguous
+    there.
     """
     small = codes.astype(np.uint8 if K <= 256 else np.int64)
-    o = np.argsort(small, kind="stable")
-    gs, cs = g[o], small[o]
-    brk = np.ones(len(g), dtype=bool)
-    brk[1:] = (gs[1:] != gs[:-1]) | (cs[1:] != cs[:-1])
-    j = np.arange(len(g))
-    r = np.empty(len(g), dtype=np.int64)
-    r[o] = j - np.maximum.accumulate(np.where(brk, j, 0))
-    return r
+    p, N = small.shape
+    o = np.argsort(small, axis=1, kind="stable")
+    gs = g[o]
+    o += np.arange(p)[:, None] * N  # flat positions
+    cs = small.ravel()[o]
+    brk = np.ones(o.shape, dtype=bool)
+    brk[:, 1:] = (gs[:, 1:] != gs[:, :-1]) | (cs[:, 1:] != cs[:, :-1])
+    j = np.arange(p * N).reshape(p, N)  # flat: runs never cross rows (brk at each row start)
+    r = np.empty(p * N, dtype=np.int64)
+    r[o.ravel()] = (j - np.maximum.accumulate(np.where(brk, j, 0).ravel()).reshape(p, N)).ravel()
+    return r.reshape(p, N)
 
 
-def _best_split_of_feature(
+def _best_splits(
     crit: _Criterion,
-    k: IntArray,
-    first: IntArray,
+    g: IntArray,
     yv: np.ndarray,
     x: FloatArray,
     stats: tuple[FloatArray, ...],
     n_groups: int,
     min_leaf: int,
 ) -> tuple[FloatArray, FloatArray, np.ndarray]:
-    """Best proxy, its threshold and constancy of one feature for every (tree, node) group.
+    """Best proxy, its threshold and constancy of every feature for every (tree, node) group.
 
-    ``k``: group of each entry, ascending, entries of a group sorted by the
-    feature (``first``: :func:`_group_first` of ``k``); ``yv``: their
-    responses (class codes), ``x``: their feature values; ``stats``:
-    :func:`_node_stats`'s sums. Returns the best proxy (``-inf`` without a
-    valid split), its threshold (the first among equal proxies) and whether
-    the feature is constant in the group (scikit-learn's test
-    ``max <= min + 1e-7``).
+    ``g`` (N,): group of each entry, ascending (the same in every feature's
+    row); ``x`` (p, N): row ``f`` holds the feature-``f`` values, sorted
+    inside each group, ``yv`` (p, N) the responses (class codes) in that
+    order; ``stats``: :func:`_node_stats`'s sums. Returns, shape
+    ``(n_groups, p)``, the best proxy (``-inf`` without a valid split), its
+    threshold (the first among equal proxies) and whether the feature is
+    constant in the group (scikit-learn's test ``max <= min + 1e-7``).
     """
-    N = len(k)
-    best = np.full(n_groups, -np.inf)
-    thr = np.zeros(n_groups)
-    const = np.zeros(n_groups, dtype=bool)
+    p, N = x.shape
+    best = np.full((n_groups, p), -np.inf)
+    thr = np.zeros((n_groups, p))
+    const = np.zeros((n_groups, p), dtype=bool)
     if N == 0:
         return best, thr, const
     idx = np.arange(N)
-    # a split after entry i: next entry in the same group with a larger value
-    valid = np.zeros(N, dtype=bool)
-    valid[:-1] = (k[1:] == k[:-1]) & (x[1:] > x[:-1] + _FEATURE_THRESHOLD)
-    cand = np.flatnonzero(valid)
-    kc, fc = k[cand], first[cand]
-    nl = (cand - fc + 1).astype(np.float64)
-    nr = stats[0][kc] - nl
-    leaf_ok = (nl >= min_leaf) & (nr >= min_leaf)
-    cand, kc, fc, nl, nr = cand[leaf_ok], kc[leaf_ok], fc[leaf_ok], nl[leaf_ok], nr[leaf_ok]
-    # proxies only where a split is allowed
+    st = np.flatnonzero(np.append(True, g[1:] != g[:-1]))
+    size = np.diff(np.append(st, N))
+    gid = g[st]
+
+    def per_entry(v: np.ndarray) -> np.ndarray:
+        """Repeat a value per group (last axis) over the group's entries."""
+        return np.repeat(v, size, axis=-1)
+
+    nl = (idx - per_entry(st) + 1).astype(np.float64)
+    nr = per_entry(stats[0][gid]) - nl
+    # a split after entry i: both children large enough (so i is not its group's last
+    # entry) and the next value larger by more than FEATURE_THRESHOLD
+    ok = (nl >= min_leaf) & (nr >= min_leaf)
+    valid = np.zeros((p, N), dtype=bool)
+    valid[:, :-1] = ok[:-1] & (x[:, 1:] > x[:, :-1] + _FEATURE_THRESHOLD)
+
+    def left_sums(v: np.ndarray) -> np.ndarray:
+        c = np.cumsum(v, axis=1)
+        before = np.zeros((p, len(st)), dtype=c.dtype)
+        before[:, 1:] = c[:, st[1:] - 1]
+        return c - per_entry(before)
+
     with np.errstate(divide="ignore", invalid="ignore"):
         if crit.kind == "gini":
             # Σ_k L_k² grows by 2 L_{y} + 1 per entry; Σ_k (T_k - L_k)² = ΣT² - 2 Σ T_k L_k + ΣL²
             _, T, sqT = stats
-            sq_l = _group_cumsum_at(2.0 * _same_class_rank(k, yv, crit.K) + 1.0, fc, cand)
-            sq_r = sqT[kc] - 2.0 * _group_cumsum_at(T[k, yv], fc, cand) + sq_l
+            sq_l = left_sums(2 * _same_class_rank(g, yv, crit.K) + 1)
+            sq_r = per_entry(sqT[gid]) - 2.0 * left_sums(T[g, yv]) + sq_l
             # scikit-learn's Gini.children_impurity and proxy_impurity_improvement, op for op
             gini_l = 1.0 - sq_l / (nl * nl)
             gini_r = 1.0 - sq_r / (nr * nr)
             proxy = -nr * gini_r - nl * gini_l
         else:
-            s_left = _group_cumsum_at(yv, fc, cand)
-            s_right = stats[1][kc] - s_left
+            s_left = left_sums(yv)
+            s_right = per_entry(stats[1][gid]) - s_left
             proxy = s_left * s_left / nl + s_right * s_right / nr
-    if len(cand):
-        start = np.ones(len(cand), dtype=bool)
-        start[1:] = kc[1:] != kc[:-1]
-        st_c = np.flatnonzero(start)
-        gid = kc[st_c]
-        best[gid] = np.maximum.reduceat(proxy, st_c)
-        hit = proxy == best[kc]
-        # first (smallest threshold) among equal proxies
-        at = np.minimum.reduceat(np.where(hit, np.arange(len(cand)), len(cand)), st_c)
-        a = cand[at]
-        thr[gid] = x[a] / 2.0 + x[a + 1] / 2.0
-    st = np.flatnonzero(first == idx)
-    gid = k[st]
+    proxy = np.where(valid, proxy, -np.inf)
+    top = np.maximum.reduceat(proxy, st, axis=1)  # (p, groups)
+    hit = proxy == per_entry(top)
+    # first (smallest threshold) among equal proxies; a group without a split: its start
+    at = np.minimum.reduceat(np.where(hit, idx, N), st, axis=1)
+    a = np.take_along_axis(x, at, axis=1)
+    b = np.take_along_axis(x, np.minimum(at + 1, N - 1), axis=1)
+    best[gid] = top.T
+    thr[gid] = (a / 2.0 + b / 2.0).T
     last = np.append(st[1:], N) - 1
-    const[gid] = x[last] <= x[st] + _FEATURE_THRESHOLD
+    const[gid] = (x[:, last] <= x[:, st] + _FEATURE_THRESHOLD).T
     return best, thr, const
 
 
