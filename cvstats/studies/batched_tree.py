@@ -67,6 +67,7 @@ scikit-learn; leaf means equal scikit-learn's to rounding.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -321,13 +322,18 @@ class _Criterion:
     """Splitting criterion: ``"mse"`` (responses ``y``) or ``"gini"`` (class codes ``y < K``).
 
     ``exact``: every sum of ``y`` is exact (integer responses, class counts),
-    so two proxies are equal exactly when scikit-learn's are.
+    so two proxies are equal exactly when scikit-learn's are. ``spaced``: in
+    every dataset, each feature's sorted values differ by more than
+    ``FEATURE_THRESHOLD`` (continuous features): then any two entries of a
+    node are far enough apart to split between, and no feature is constant in
+    a node (set by :func:`_fit_predict`).
     """
 
     kind: str
     y: np.ndarray
     K: int
     exact: bool
+    spaced: bool = False
 
 
 def _fit_predict(
@@ -354,6 +360,10 @@ def _fit_predict(
     rank = np.empty((N, p), dtype=np.int64)  # position of each example in its feature's order
     for f in range(p):
         rank[glob[:, :, f].ravel(), f] = np.arange(N)
+    x_sorted = np.take_along_axis(X, order, axis=1)
+    crit = dataclasses.replace(
+        crit, spaced=bool(np.all(x_sorted[:, 1:] > x_sorted[:, :-1] + _FEATURE_THRESHOLD))
+    )
     X = X.reshape(N, p)
     pos = _visit_positions(p, n + 1, random_state)
     ctx = (X, n, crit, min_split, min_leaf, pos)
@@ -375,7 +385,7 @@ def _fit_predict(
         entry = (g, g * n + loc, X[b * n + loc, np.arange(p)[:, None]], crit.y[b * n + loc])
         for part, v in zip(parts, entry, strict=True):
             part.append(v)
-    flat = _Flat(*(np.concatenate(v, axis=-1) for v in parts))
+    flat = _flat(crit, *(np.concatenate(v, axis=-1) for v in parts))
     # padded key of the leaf holding each training example (tree, example i), -1 elsewhere
     leafpad = np.full((S, n), -1, dtype=np.int64)
     tab, (lt, le, lk) = _grow(
@@ -403,14 +413,16 @@ def _fit_predict(
         key = _preorder_keys(tab)
         lo = key[roots]
         hi = lo + (np.int64(1) << (_MAX_DEPTH - tab["depth"][roots]))
-        t, i = np.nonzero(leafpad >= 0)
+        regrown = np.unique(rt)  # only these trees' training examples can move
+        t, i = np.nonzero(leafpad[regrown] >= 0)
+        t = regrown[t]
         lp = leafpad[t, i]
         at = np.searchsorted(lo, lp, side="right") - 1
         inside = (at >= 0) & (lp < hi[np.maximum(at, 0)])
         piece, e = at[inside], (t // S1 * n + i)[inside]
         o = np.argsort(piece[:, None] * N + rank[e], axis=0).T  # (p, entries)
         po, eo = piece[o], e[o]
-        flat = _Flat(po[0], po * n + eo % n, X[eo, np.arange(p)[:, None]], crit.y[eo])
+        flat = _flat(crit, po[0], po * n + eo % n, X[eo, np.arange(p)[:, None]], crit.y[eo])
         keys = _node_keys(tab["tree"], tab["path"])
         o = np.argsort(keys)
         guess = (keys[o], c[o])
@@ -420,7 +432,7 @@ def _fit_predict(
         )  # fmt: skip
         leafpad[lt, le] = lk
         tab = {k: np.concatenate([v[~gone], new[k]]) for k, v in tab.items()}
-    tab = _in_preorder(tab)
+    # (every round starts by sorting, and the loop ends before changing the table)
     at_idx = np.broadcast_to(np.arange(n), (B, S1, n)) if test_idx is None else test_idx
     at_idx = at_idx + (np.arange(B) * n)[:, None, None]
     t = np.repeat(trees, at_idx.shape[2])
@@ -433,6 +445,22 @@ def _fit_predict(
     some_tie = np.bincount(tab["tree"], weights=tab["tie"], minlength=S) > 0
     some_const = np.bincount(tab["tree"], weights=tab["const"], minlength=S) > 0
     return pred, (flag | (some_tie & some_const)).reshape(B, S1)
+
+
+def _flat(crit: _Criterion, grp: IntArray, rid: IntArray, x: FloatArray, y: np.ndarray) -> _Flat:
+    """:class:`_Flat` in compact types: the grower's time goes to moving these rows.
+
+    Feature values are float32 numbers (compared and halved in float64 by
+    :func:`_best_splits`); integer responses below ``2**24`` fit float32 and
+    class codes uint8 (both summed in float64 or int64).
+    """
+    if rid.size and rid.max() < 2**31:
+        rid = rid.astype(np.int32)
+    if crit.kind == "gini":
+        y = y.astype(np.uint8 if crit.K <= 256 else np.int64)
+    elif crit.exact and (y.size == 0 or np.abs(y).max() < 2**24):
+        y = y.astype(np.float32)
+    return _Flat(grp, rid, x.astype(np.float32), y)
 
 
 #: Rounds of subtree regrowth before the trees with a wrong tie left are flagged.
@@ -492,8 +520,9 @@ def _leaves(
     subtree. A leaf leads to itself, so the routing needs no test per step;
     finished examples leave every few steps.
     """
-    key = _preorder_keys(tab)
-    out = np.searchsorted(key, known, side="right") - 1
+    out = np.empty(len(t), dtype=np.int64)
+    train = known >= 0
+    out[train] = np.searchsorted(_preorder_keys(tab), known[train], side="right") - 1
     end = _subtree_end(tab)
     split = tab["split"]
     at = np.arange(len(end))
@@ -502,7 +531,7 @@ def _leaves(
     thr = np.where(split, tab["thr"], np.inf)
     column = np.where(split, tab["feat"] * X.shape[0], 0)  # feature's offset in X.T
     xt = np.ascontiguousarray(X.T).ravel()
-    k = np.flatnonzero(known < 0)
+    k = np.flatnonzero(~train)
     node = np.flatnonzero(_group_first(tab["tree"]) == at)[t[k]]  # roots
     q = i[k]
     while len(k):
@@ -596,8 +625,9 @@ def _grow(
     att, value, stats = _node_stats(crit, grp, ys[0], P, min_split, min_leaf)
     out = ~att[grp]  # roots that are leaves
     key = (piece_tree << _SHIFT) | (path.ravel() << (_MAX_DEPTH - root_depth))
-    leave(piece_tree[grp[out]], rid[0][out], key[grp[out]])
-    grp, rid, xs, ys = grp[~out], rid[:, ~out], xs[:, ~out], ys[:, ~out]
+    if out.any():
+        leave(piece_tree[grp[out]], rid[0][out], key[grp[out]])
+        grp, rid, xs, ys = grp[~out], rid[:, ~out], xs[:, ~out], ys[:, ~out]
     m = 1
     level = 0
     while m > 0:
@@ -690,7 +720,7 @@ def _node_stats(
         Tf = T.astype(np.float64)
         stats: tuple[FloatArray, ...] = (cnt.astype(np.float64), Tf, (Tf * Tf).sum(axis=1))
     else:
-        y0 = yv
+        y0 = yv.astype(np.float64)
         cntf = np.bincount(g, minlength=G).astype(np.float64)
         tot = np.bincount(g, weights=y0, minlength=G)
         sq = np.bincount(g, weights=y0 * y0, minlength=G)
@@ -827,42 +857,63 @@ def _best_splits(
     nl = (idx - per_entry(st) + 1).astype(np.float64)
     nr = per_entry(stats[0][gid]) - nl
     # a split after entry i: both children large enough (so i is not its group's last
-    # entry) and the next value larger by more than FEATURE_THRESHOLD
-    ok = (nl >= min_leaf) & (nr >= min_leaf)
-    valid = np.zeros((p, N), dtype=bool)
-    valid[:, :-1] = ok[:-1] & (x[:, 1:] > x[:, :-1] + _FEATURE_THRESHOLD)
+    # entry) and the next value larger by more than FEATURE_THRESHOLD (always so when
+    # the feature's values are spaced, see _Criterion)
+    valid = (nl >= min_leaf) & (nr >= min_leaf)
+    if not crit.spaced:
+        valid = np.broadcast_to(valid, (p, N)).copy()
+        valid[:, :-1] &= x[:, 1:] > np.add(x[:, :-1], _FEATURE_THRESHOLD, dtype=np.float64)
 
     def left_sums(v: np.ndarray) -> np.ndarray:
-        c = np.cumsum(v, axis=1)
+        c = np.cumsum(v, axis=1, dtype=np.float64 if v.dtype.kind == "f" else np.int64)
         before = np.zeros((p, len(st)), dtype=c.dtype)
         before[:, 1:] = c[:, st[1:] - 1]
-        return c - per_entry(before)
+        c -= per_entry(before)
+        return c
 
+    # the proxies in place (large temporaries cost more than the arithmetic), in
+    # scikit-learn's floating-point operations and order
     with np.errstate(divide="ignore", invalid="ignore"):
         if crit.kind == "gini":
             # Σ_k L_k² grows by 2 L_{y} + 1 per entry; Σ_k (T_k - L_k)² = ΣT² - 2 Σ T_k L_k + ΣL²
             _, T, sqT = stats
-            sq_l = left_sums(2 * _same_class_rank(g, yv, crit.K) + 1)
-            sq_r = per_entry(sqT[gid]) - 2.0 * left_sums(T[g, yv]) + sq_l
-            # scikit-learn's Gini.children_impurity and proxy_impurity_improvement, op for op
-            gini_l = 1.0 - sq_l / (nl * nl)
-            gini_r = 1.0 - sq_r / (nr * nr)
-            proxy = -nr * gini_r - nl * gini_l
+            rank = _same_class_rank(g, yv, crit.K)
+            rank *= 2
+            rank += 1
+            sq_l = left_sums(rank)
+            tl = left_sums(T.ravel()[per_entry(gid * crit.K) + yv])
+            tl *= 2.0
+            proxy = per_entry(sqT[gid]) - tl
+            proxy += sq_l  # Σ_k R_k²
+            # Gini.children_impurity and proxy_impurity_improvement: -n_R G_R - n_L G_L
+            proxy /= nr * nr
+            np.subtract(1.0, proxy, out=proxy)
+            proxy *= -nr
+            gini_l = sq_l / (nl * nl)
+            np.subtract(1.0, gini_l, out=gini_l)
+            gini_l *= nl
+            proxy -= gini_l
         else:
-            s_left = left_sums(yv)
-            s_right = per_entry(stats[1][gid]) - s_left
-            proxy = s_left * s_left / nl + s_right * s_right / nr
-    proxy = np.where(valid, proxy, -np.inf)
+            proxy = left_sums(yv)  # S_L
+            s_right = per_entry(stats[1][gid]) - proxy
+            proxy *= proxy
+            proxy /= nl
+            s_right *= s_right
+            s_right /= nr
+            proxy += s_right  # S_L²/n_L + S_R²/n_R
+    np.copyto(proxy, -np.inf, where=~valid)
     top = np.maximum.reduceat(proxy, st, axis=1)  # (p, groups)
-    hit = proxy == per_entry(top)
-    # first (smallest threshold) among equal proxies; a group without a split: its start
-    at = np.minimum.reduceat(np.where(hit, idx, N), st, axis=1)
-    a = np.take_along_axis(x, at, axis=1)
-    b = np.take_along_axis(x, np.minimum(at + 1, N - 1), axis=1)
+    # first (smallest threshold) among equal proxies (a group without a split: its start)
+    hits = np.flatnonzero(proxy == per_entry(top))
+    seg = (np.arange(p)[:, None] * N + st).ravel()
+    at = (hits[np.searchsorted(hits, seg)] - seg).reshape(p, -1) + st
+    a = np.take_along_axis(x, at, axis=1).astype(np.float64)
+    b = np.take_along_axis(x, np.minimum(at + 1, N - 1), axis=1).astype(np.float64)
     best[gid] = top.T
     thr[gid] = (a / 2.0 + b / 2.0).T
-    last = np.append(st[1:], N) - 1
-    const[gid] = (x[:, last] <= x[:, st] + _FEATURE_THRESHOLD).T
+    if not crit.spaced:
+        last = np.append(st[1:], N) - 1
+        const[gid] = (x[:, last] <= x[:, st].astype(np.float64) + _FEATURE_THRESHOLD).T
     return best, thr, const
 
 
