@@ -612,7 +612,9 @@ def _grow(
     """
     X, n, crit, min_split, min_leaf, pos = ctx
     grp, rid, xs, ys = flat
-    base = piece_tree // S1 * n  # first example of each piece's dataset
+    xt = np.ascontiguousarray(X.T).ravel()
+    # X.T's flat index of an entry's value of feature f is rid + f * len(X) + shift[piece]
+    shift = piece_tree // S1 * n - np.arange(P) * n
     path = root_path.astype(np.int64)[:, None]
     cols: dict[str, list[np.ndarray]] = {}
     leaves: dict[str, list[np.ndarray]] = {}
@@ -628,11 +630,14 @@ def _grow(
     if out.any():
         leave(piece_tree[grp[out]], rid[0][out], key[grp[out]])
         grp, rid, xs, ys = grp[~out], rid[:, ~out], xs[:, ~out], ys[:, ~out]
+    # the groups present, ascending (their entries are contiguous, the same in every row)
+    gid = grp[np.flatnonzero(np.append(True, grp[1:] != grp[:-1]))] if len(grp) else grp
+    size = np.bincount(grp, minlength=P)[gid]
     m = 1
     level = 0
     while m > 0:
         G = P * m
-        best, thr, const = _best_splits(crit, grp, ys, xs, stats, G, min_leaf)
+        best, thr, const = _best_splits(crit, gid, size, ys, xs, stats, G, min_leaf)
         top = best.max(axis=1)
         piece = np.arange(G) // m
         depth = root_depth[piece] + level
@@ -660,8 +665,10 @@ def _grow(
         thr_f = thr[np.arange(G), feat]
         real = paths > 0
         node_key = (piece_tree[piece] << _SHIFT) | (paths << (_MAX_DEPTH - depth))
-        ends = ~split[grp]  # training entries of searched nodes that stay leaves
-        leave(piece_tree[grp[ends] // m], rid[0][ends], node_key[grp[ends]])
+        ends = ~split[gid]  # searched nodes that stay leaves: their entries leave
+        if ends.any():
+            lg = np.repeat(gid[ends], size[ends])
+            leave(piece_tree[lg // m], rid[0][np.repeat(ends, size)], node_key[lg])
         for name, v in (
             ("tree", piece_tree[piece]), ("path", paths), ("depth", depth), ("att", att),
             ("split", split), ("tie", tie), ("feat", feat), ("top", is_top), ("thr", thr_f),
@@ -677,19 +684,27 @@ def _grow(
         G_next = P * m_next
         # child group of each entry of feature 0 (split nodes only) and the children's stats
         child = np.where(split, piece * m_next + 2 * rank.ravel(), G_next)  # left child
-        keep = ~ends
-        g0, r0 = grp[keep], rid[0][keep]
-        goes_right = np.zeros(P * n, dtype=bool)  # by rid
-        goes_right[r0] = X[base[g0 // m] + r0 % n, feat[g0]] > thr_f[g0]
-        c0 = child[g0] + goes_right[r0]
-        att, value, stats = _node_stats(crit, c0, ys[0][keep], G_next, min_split, min_leaf)
-        out = ~att[c0]  # entries of children that are leaves leave now
-        ckey = node_key[g0[out]] | (
-            goes_right[r0[out]].astype(np.int64) << (_MAX_DEPTH - 1 - depth[g0[out]])
+        # which way each entry goes (feature 0's row; entries of leaves: never right)
+        col = feat[gid] * len(X) + shift[gid // m]
+        gr0 = xt[rid[0] + np.repeat(col, size)] > np.repeat(
+            np.where(ends, np.inf, thr_f[gid]), size
         )
-        leave(piece_tree[g0[out] // m], r0[out], ckey)
-        sizes = np.bincount(c0, minlength=G_next)
-        grp, rid, xs, ys = _partition(grp, (rid, xs, ys), split, child, goes_right, att, sizes)
+        goes_right = np.zeros(P * n, dtype=bool)  # by rid
+        goes_right[rid[0]] = gr0
+        c0 = np.repeat(child[gid], size) + gr0  # next-level group (G_next: none)
+        att, value, stats = _node_stats(crit, c0, ys[0], G_next + 1, min_split, min_leaf)
+        att[G_next] = True  # (entries of leaves are recorded above)
+        out = ~att[c0]  # entries of children that are leaves leave now
+        if out.any():
+            pg = np.repeat(gid, size)[out]
+            ckey = node_key[pg] | (gr0[out].astype(np.int64) << (_MAX_DEPTH - 1 - depth[pg]))
+            leave(piece_tree[pg // m], rid[0][out], ckey)
+        sizes = np.bincount(c0, minlength=G_next + 1)[:G_next]
+        att, value = att[:G_next], value[:G_next]
+        stats = tuple(v[:G_next] for v in stats)
+        (gid, size), (rid, xs, ys) = _partition(
+            gid, size, (rid, xs, ys), split, child, goes_right, att, sizes
+        )
         nxt = np.zeros((P, m_next), dtype=np.int64)
         sr, sj = np.nonzero(split2)
         nxt[sr, 2 * rank[sr, sj]] = 2 * path[sr, sj]
@@ -734,7 +749,8 @@ def _node_stats(
 
 
 def _partition(
-    g: IntArray,
+    gid: IntArray,
+    size: IntArray,
     arrays: tuple[np.ndarray, ...],
     split: np.ndarray,
     child: IntArray,
@@ -744,7 +760,8 @@ def _partition(
 ) -> tuple[np.ndarray, ...]:
     """Move the entries of split groups to their children's groups, stably, in O(N).
 
-    ``g``: group of each entry (ascending, the same in every feature's row);
+    ``gid``, ``size``: the groups present, ascending, and their entry counts
+    (the entries of a group are contiguous, in the same place in every row);
     ``arrays``: ``(p, N)`` rows of the entries' ids (``rid``, first), feature
     values and responses; ``split[g]``: group ``g`` is split, ``child[g]``:
     its left child's group in the next level (the right one is
@@ -754,12 +771,10 @@ def _partition(
     their parent's order, left child before right child. An entry's new
     position is its child's start plus its rank there (the entries before it
     in its group going the same way); the other entries are moved past the
-    kept ones. Returns the new groups and rows.
+    kept ones. Returns the new groups (``gid``, ``size``) and rows.
     """
     p, N = arrays[0].shape
-    st = np.flatnonzero(np.append(True, g[1:] != g[:-1]))
-    size = np.diff(np.append(st, N))
-    gid = g[st]
+    st = np.cumsum(size) - size
     # two destination segments per group (left, right child); a group not split: one
     # dropped segment of its size
     sp = split[gid]
@@ -778,18 +793,19 @@ def _partition(
     gr = goes_right[arrays[0]]  # (p, N)
     right_upto = np.cumsum(gr, axis=1, dtype=np.int64)  # right-goers up to each entry
     before = right_upto[:, st] - gr[:, st]  # right-goers before each group
-    to = np.where(
-        gr,
-        np.repeat(start[:, 1::2] - before - 1, size, axis=1) + right_upto,
-        np.repeat(start[:, 0::2] + before - st, size, axis=1) + (np.arange(N) - right_upto),
-    )
+    to = np.repeat(start[:, 0::2] + before - st, size, axis=1)  # going left
+    to += np.arange(N)
+    to -= right_upto
+    right = np.repeat(start[:, 1::2] - before - 1, size, axis=1)
+    right += right_upto
+    np.copyto(to, right, where=gr)
     moved = []
     for a in arrays:
         buf = np.empty(p * N, dtype=a.dtype)
         buf[to.ravel()] = a.ravel()
         moved.append(buf[: p * n_new].reshape(p, n_new))
     new_groups = np.stack([left, left + 1], 1).ravel()[kept]
-    return (np.repeat(new_groups, ks[kept]), *moved)
+    return (new_groups, ks[kept]), tuple(moved)
 
 
 def _group_first(g: IntArray) -> IntArray:
@@ -822,7 +838,8 @@ def _same_class_rank(g: IntArray, codes: np.ndarray, K: int) -> IntArray:
 
 def _best_splits(
     crit: _Criterion,
-    g: IntArray,
+    gid: IntArray,
+    size: IntArray,
     yv: np.ndarray,
     x: FloatArray,
     stats: tuple[FloatArray, ...],
@@ -831,8 +848,9 @@ def _best_splits(
 ) -> tuple[FloatArray, FloatArray, np.ndarray]:
     """Best proxy, its threshold and constancy of every feature for every (tree, node) group.
 
-    ``g`` (N,): group of each entry, ascending (the same in every feature's
-    row); ``x`` (p, N): row ``f`` holds the feature-``f`` values, sorted
+    ``gid``, ``size``: the groups present, ascending, and their entry counts
+    (a group's entries are contiguous, in the same place in every row);
+    ``x`` (p, N): row ``f`` holds the feature-``f`` values, sorted
     inside each group, ``yv`` (p, N) the responses (class codes) in that
     order; ``stats``: :func:`_node_stats`'s sums. Returns, shape
     ``(n_groups, p)``, the best proxy (``-inf`` without a valid split), its
@@ -846,9 +864,7 @@ def _best_splits(
     if N == 0:
         return best, thr, const
     idx = np.arange(N)
-    st = np.flatnonzero(np.append(True, g[1:] != g[:-1]))
-    size = np.diff(np.append(st, N))
-    gid = g[st]
+    st = np.cumsum(size) - size
 
     def per_entry(v: np.ndarray) -> np.ndarray:
         """Repeat a value per group (last axis) over the group's entries."""
@@ -877,7 +893,7 @@ def _best_splits(
         if crit.kind == "gini":
             # Σ_k L_k² grows by 2 L_{y} + 1 per entry; Σ_k (T_k - L_k)² = ΣT² - 2 Σ T_k L_k + ΣL²
             _, T, sqT = stats
-            rank = _same_class_rank(g, yv, crit.K)
+            rank = _same_class_rank(np.repeat(np.arange(len(st)), size), yv, crit.K)
             rank *= 2
             rank += 1
             sq_l = left_sums(rank)
