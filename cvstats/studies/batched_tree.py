@@ -234,7 +234,7 @@ def regression_tree_predict(
     if not np.isfinite(y).all():
         raise ArgumentError("`y` must be finite (no NaN or inf).")
     exact = bool(np.all(y == np.round(y)) and np.abs(y).sum() < 2.0**52)
-    crit = _Criterion("mse", y, 0, exact)
+    crit = _Criterion("mse", y, 0, exact, binary=bool(np.isin(y, (0.0, 1.0)).all()))
     pred, tied = _fit_predict(
         X, crit, train_idx, min_samples_split, min_samples_leaf, random_state, test_idx
     )
@@ -326,7 +326,9 @@ class _Criterion:
     every dataset, each feature's sorted values differ by more than
     ``FEATURE_THRESHOLD`` (continuous features): then any two entries of a
     node are far enough apart to split between, and no feature is constant in
-    a node (set by :func:`_fit_predict`).
+    a node (set by :func:`_fit_predict`). ``binary``: responses 0 or 1 (``y² = y``):
+    a child's count and sum, read off its parent's best split, are all its
+    squared-error statistics.
     """
 
     kind: str
@@ -334,6 +336,7 @@ class _Criterion:
     K: int
     exact: bool
     spaced: bool = False
+    binary: bool = False
 
 
 def _fit_predict(
@@ -638,7 +641,7 @@ def _grow(
     level = 0
     while m > 0:
         G = P * m
-        best, thr, const = _best_splits(crit, gid, size, ys, xs, stats, G, min_leaf)
+        best, thr, const, left = _best_splits(crit, gid, size, ys, xs, stats, G, min_leaf)
         top = best.max(axis=1)
         piece = np.arange(G) // m
         depth = root_depth[piece] + level
@@ -693,7 +696,15 @@ def _grow(
         goes_right = np.zeros(P * n, dtype=bool)  # by rid
         goes_right[rid[0]] = gr0
         c0 = np.repeat(child[gid], size) + gr0  # next-level group (G_next: none)
-        att, value, stats = _node_stats(crit, c0, ys[0], G_next + 1, min_split, min_leaf)
+        if left is None:
+            att, value, stats = _node_stats(crit, c0, ys[0], G_next + 1, min_split, min_leaf)
+        else:  # 0/1 responses: the children's counts and sums are the split's
+            sp = np.flatnonzero(split)
+            nl, sl = left[:, sp, feat[sp]]
+            sums = np.zeros((2, G_next + 1))
+            sums[:, child[sp]] = nl, sl
+            sums[:, child[sp] + 1] = stats[0][sp] - nl, stats[1][sp] - sl
+            att, value, stats = _mse_stats(sums[0], sums[1], sums[1], min_split, min_leaf)
         att[G_next] = True  # (entries of leaves are recorded above)
         out = ~att[c0]  # entries of children that are leaves leave now
         if out.any():
@@ -738,14 +749,22 @@ def _node_stats(
         y0 = yv.astype(np.float64)
         cntf = np.bincount(g, minlength=G).astype(np.float64)
         tot = np.bincount(g, weights=y0, minlength=G)
-        sq = np.bincount(g, weights=y0 * y0, minlength=G)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            value = tot / cntf
-            impure = sq / cntf - value * value > _EPS
-        cnt = cntf
-        stats = (cntf, tot)
+        return _mse_stats(
+            cntf, tot, np.bincount(g, weights=y0 * y0, minlength=G), min_split, min_leaf
+        )
     att = (cnt >= min_split) & (cnt >= 2 * min_leaf) & impure
     return att, value, stats
+
+
+def _mse_stats(
+    cnt: FloatArray, tot: FloatArray, sq: FloatArray, min_split: int, min_leaf: int
+) -> tuple[np.ndarray, FloatArray, tuple[FloatArray, ...]]:
+    """:func:`_node_stats` of the squared error from the counts, sums and sums of squares."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = tot / cnt
+        impure = sq / cnt - value * value > _EPS
+    att = (cnt >= min_split) & (cnt >= 2 * min_leaf) & impure
+    return att, value, (cnt, tot)
 
 
 def _partition(
@@ -823,17 +842,19 @@ def _same_class_rank(g: IntArray, codes: np.ndarray, K: int) -> IntArray:
     class's entries in group order, so (class, group) runs are contiguous
     there.
     """
-    small = codes.astype(np.uint8 if K <= 256 else np.int64)
+    small = codes.astype(np.uint8 if K <= 256 else np.int64, copy=False)
     p, N = small.shape
     o = np.argsort(small, axis=1, kind="stable")
     gs = g[o]
     o += np.arange(p)[:, None] * N  # flat positions
+    o = o.ravel()
     cs = small.ravel()[o]
-    brk = np.ones(o.shape, dtype=bool)
-    brk[:, 1:] = (gs[:, 1:] != gs[:, :-1]) | (cs[:, 1:] != cs[:, :-1])
-    j = np.arange(p * N).reshape(p, N)  # flat: runs never cross rows (brk at each row start)
+    brk = np.ones(p * N, dtype=bool)  # a (class, group) run starts (and every row)
+    brk[1:] = (gs.ravel()[1:] != gs.ravel()[:-1]) | (cs[1:] != cs[:-1])
+    brk[::N] = True
+    starts = np.flatnonzero(brk)
     r = np.empty(p * N, dtype=np.int64)
-    r[o.ravel()] = (j - np.maximum.accumulate(np.where(brk, j, 0).ravel()).reshape(p, N)).ravel()
+    r[o] = np.arange(p * N) - np.repeat(starts, np.diff(np.append(starts, p * N)))
     return r.reshape(p, N)
 
 
@@ -846,7 +867,7 @@ def _best_splits(
     stats: tuple[FloatArray, ...],
     n_groups: int,
     min_leaf: int,
-) -> tuple[FloatArray, FloatArray, np.ndarray]:
+) -> tuple[FloatArray, FloatArray, np.ndarray, FloatArray | None]:
     """Best proxy, its threshold and constancy of every feature for every (tree, node) group.
 
     ``gid``, ``size``: the groups present, ascending, and their entry counts
@@ -856,14 +877,16 @@ def _best_splits(
     order; ``stats``: :func:`_node_stats`'s sums. Returns, shape
     ``(n_groups, p)``, the best proxy (``-inf`` without a valid split), its
     threshold (the first among equal proxies) and whether the feature is
-    constant in the group (scikit-learn's test ``max <= min + 1e-7``).
+    constant in the group (scikit-learn's test ``max <= min + 1e-7``); with
+    0/1 responses (``crit.binary``) also the left child's count and sum of
+    ``y`` at the best split, shape ``(2, n_groups, p)`` (else None).
     """
     p, N = x.shape
     best = np.full((n_groups, p), -np.inf)
     thr = np.zeros((n_groups, p))
     const = np.zeros((n_groups, p), dtype=bool)
     if N == 0:
-        return best, thr, const
+        return best, thr, const, None
     idx = np.arange(N)
     st = np.cumsum(size) - size
 
@@ -897,7 +920,9 @@ def _best_splits(
         if crit.kind == "gini":
             # Σ_k L_k² grows by 2 L_{y} + 1 per entry; Σ_k (T_k - L_k)² = ΣT² - 2 Σ T_k L_k + ΣL²
             _, T, sqT = stats
-            rank = _same_class_rank(np.repeat(np.arange(len(st)), size), yv, crit.K)
+            rank = _same_class_rank(
+                np.repeat(np.arange(len(st), dtype=np.int32), size), yv, crit.K
+            )
             rank *= 2
             rank += 1
             sq_l = left_sums(rank)
@@ -915,9 +940,9 @@ def _best_splits(
             gini_l *= nl
             proxy -= gini_l
         else:
-            proxy = left_sums(yv).astype(np.float64, copy=False)  # S_L
-            s_right = per_entry(stats[1][gid]) - proxy
-            proxy *= proxy
+            s_left = left_sums(yv).astype(np.float64, copy=False)
+            s_right = per_entry(stats[1][gid]) - s_left
+            proxy = s_left * s_left
             proxy /= nl
             s_right *= s_right
             s_right /= nr
@@ -935,7 +960,12 @@ def _best_splits(
     if not crit.spaced:
         last = np.append(st[1:], N) - 1
         const[gid] = (x[:, last] <= x[:, st].astype(np.float64) + _FEATURE_THRESHOLD).T
-    return best, thr, const
+    if crit.binary:  # the left child's count and sum of y at each best split
+        left = np.zeros((2, n_groups, p))
+        left[0, gid] = (at - st + 1).T
+        left[1, gid] = np.take_along_axis(s_left, at, axis=1).T
+        return best, thr, const, left
+    return best, thr, const, None
 
 
 def regression_tree_predict_exact(

@@ -72,6 +72,20 @@ def test_zero_one_responses_give_sklearns_predictions_exactly(p: int, seed: int)
     np.testing.assert_array_equal(pred, _sklearn(X, y, train, 10, 5, seed))
 
 
+@pytest.mark.parametrize("levels", [(0, 1, 2, 5), (-3, 4)])
+def test_integer_responses_give_sklearns_predictions_exactly(levels: tuple[int, ...]) -> None:
+    # integer responses other than 0/1: exact integer sums, children's sums by bincount
+    rng = np.random.default_rng(len(levels))
+    n, p = 110, 3
+    X = rng.standard_t(4, size=(n, p))
+    y = rng.choice(np.array(levels, dtype=float), size=n)
+    y[X[:, 1] > 0.5] = levels[-1]
+    train = _subsets(rng, n, 80, 40)
+    pred, tied = regression_tree_predict(X, y, train, random_state=2)
+    assert not tied.any()
+    np.testing.assert_array_equal(pred, _sklearn(X, y, train, 10, 5, 2))
+
+
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(12, 90), share=st.floats(0.3, 0.9))
 def test_zero_one_trees_equal_sklearn_on_random_subsets(seed: int, n: int, share: float) -> None:
