@@ -365,8 +365,14 @@ def _fit_predict(
         rank[glob[:, :, f].ravel(), f] = np.arange(N)
     x_sorted = np.take_along_axis(X, order, axis=1)
     crit = dataclasses.replace(
-        crit, spaced=bool(np.all(x_sorted[:, 1:] > x_sorted[:, :-1] + _FEATURE_THRESHOLD))
+        crit,
+        y=_compact_y(crit),
+        spaced=bool(np.all(x_sorted[:, 1:] > x_sorted[:, :-1] + _FEATURE_THRESHOLD)),
     )
+    # per dataset and feature, the sorted values (float32) and examples
+    x_sorted = np.ascontiguousarray(x_sorted.transpose(0, 2, 1), dtype=np.float32)
+    order_t = np.ascontiguousarray(order.transpose(0, 2, 1))
+    id_type = np.int32 if S * n < 2**31 else np.int64
     X = X.reshape(N, p)
     pos = _visit_positions(p, n + 1, random_state)
     ctx = (X, n, crit, min_split, min_leaf, pos)
@@ -382,13 +388,14 @@ def _fit_predict(
                 "without repeats); sample with replace=False."
             )
         # every tree holds n1 entries in every feature's order: the rows line up by tree
-        f, r, i = np.nonzero(member[:, order[b].T].transpose(1, 0, 2))  # (p, S1, n)
-        g = b * S1 + r.reshape(p, -1)[0].astype(np.int64)
-        loc = order[b][i, f].reshape(p, -1)
-        entry = (g, g * n + loc, X[b * n + loc, np.arange(p)[:, None]], crit.y[b * n + loc])
-        for part, v in zip(parts, entry, strict=True):
+        g = np.repeat(np.arange(b * S1, (b + 1) * S1), train_idx.shape[2])
+        i = [np.flatnonzero(member[:, order_t[b, f]]) - (g - b * S1) * n for f in range(p)]
+        loc = np.stack([order_t[b, f][i_f] for f, i_f in enumerate(i)])
+        x = np.stack([x_sorted[b, f][i_f] for f, i_f in enumerate(i)])
+        rid = (g * n + loc).astype(id_type)
+        for part, v in zip(parts, (g, rid, x, crit.y[b * n + loc]), strict=True):
             part.append(v)
-    flat = _flat(crit, *(np.concatenate(v, axis=-1) for v in parts))
+    flat = _Flat(*(np.concatenate(v, axis=-1) for v in parts))
     # padded key of the leaf holding each training example (tree, example i), -1 elsewhere
     leafpad = np.full((S, n), -1, dtype=np.int64)
     tab, (lt, le, lk) = _grow(
@@ -425,7 +432,8 @@ def _fit_predict(
         piece, e = at[inside], (t // S1 * n + i)[inside]
         o = np.argsort(piece[:, None] * N + rank[e], axis=0).T  # (p, entries)
         po, eo = piece[o], e[o]
-        flat = _flat(crit, po[0], po * n + eo % n, X[eo, np.arange(p)[:, None]], crit.y[eo])
+        x = X[eo, np.arange(p)[:, None]].astype(np.float32)
+        flat = _Flat(po[0], (po * n + eo % n).astype(id_type), x, crit.y[eo])
         keys = _node_keys(tab["tree"], tab["path"])
         o = np.argsort(keys)
         guess = (keys[o], c[o])
@@ -450,21 +458,20 @@ def _fit_predict(
     return pred, (flag | (some_tie & some_const)).reshape(B, S1)
 
 
-def _flat(crit: _Criterion, grp: IntArray, rid: IntArray, x: FloatArray, y: np.ndarray) -> _Flat:
-    """:class:`_Flat` in compact types: the grower's time goes to moving these rows.
+def _compact_y(crit: _Criterion) -> np.ndarray:
+    """Return the responses in a compact type: the grower's time goes to moving rows.
 
-    Feature values are float32 numbers (compared and halved in float64 by
-    :func:`_best_splits`); integer responses (``crit.exact``) are kept as
-    integers and class codes as uint8 (both summed in int64: exact, and
-    faster than float sums).
+    Integer responses (``crit.exact``) are kept as integers and class codes as
+    uint8 (both summed in int64: exact, and faster than float sums); the
+    :class:`_Flat` rows also hold int32 ids and float32 feature values
+    (compared and halved in float64 by :func:`_best_splits`).
     """
-    if rid.size and rid.max() < 2**31:
-        rid = rid.astype(np.int32)
+    y = crit.y
     if crit.kind == "gini":
-        y = y.astype(np.uint8 if crit.K <= 256 else np.int64)
-    elif crit.exact:
-        y = y.astype(np.int32 if y.size == 0 or np.abs(y).max() < 2**31 else np.int64)
-    return _Flat(grp, rid, x.astype(np.float32), y)
+        return y.astype(np.uint8 if crit.K <= 256 else np.int64)
+    if crit.exact:
+        return y.astype(np.int32 if y.size == 0 or np.abs(y).max() < 2**31 else np.int64)
+    return y
 
 
 #: Rounds of subtree regrowth before the trees with a wrong tie left are flagged.
