@@ -626,7 +626,6 @@ def _grow(
     xt = np.ascontiguousarray(X.T).ravel()
     # X.T's flat index of an entry's value of feature f is rid + f * len(X) + shift[piece]
     shift = piece_tree // S1 * n - np.arange(P) * n
-    path = root_path.astype(np.int64)[:, None]
     cols: dict[str, list[np.ndarray]] = {}
     leaves: dict[str, list[np.ndarray]] = {}
 
@@ -637,20 +636,20 @@ def _grow(
 
     att, value, stats = _node_stats(crit, grp, ys[0], P, min_split, min_leaf)
     out = ~att[grp]  # roots that are leaves
-    key = (piece_tree << _SHIFT) | (path.ravel() << (_MAX_DEPTH - root_depth))
+    key = (piece_tree << _SHIFT) | (root_path.astype(np.int64) << (_MAX_DEPTH - root_depth))
     if out.any():
         leave(piece_tree[grp[out]], rid[0][out], key[grp[out]])
         grp, rid, xs, ys = grp[~out], rid[:, ~out], xs[:, ~out], ys[:, ~out]
     # the groups present, ascending (their entries are contiguous, the same in every row)
     gid = grp[np.flatnonzero(np.append(True, grp[1:] != grp[:-1]))] if len(grp) else grp
     size = np.bincount(grp, minlength=P)[gid]
-    m = 1
+    # this level's nodes (groups): their piece and heap path; searched or not
+    piece, paths = np.arange(P), root_path.astype(np.int64)
+    G = P
     level = 0
-    while m > 0:
-        G = P * m
+    while G > 0:
         best, thr, const, left = _best_splits(crit, gid, size, ys, xs, stats, G, min_leaf)
         top = best.max(axis=1)
-        piece = np.arange(G) // m
         depth = root_depth[piece] + level
         can = att & np.isfinite(top)
         split = can & (depth < _MAX_DEPTH)
@@ -663,7 +662,6 @@ def _grow(
             close = best >= (top - _TIE_RTOL * np.abs(top))[:, None]
             near = split & (close.sum(axis=1) > is_top.sum(axis=1))
         c = np.zeros(G, dtype=np.int64)
-        paths = path.ravel()
         if guess is not None:
             keys = _node_keys(piece_tree[piece], paths)
             at = np.minimum(np.searchsorted(guess[0], keys), len(guess[0]) - 1)
@@ -674,29 +672,26 @@ def _grow(
         if level == 0 and forced is not None:
             feat = np.where(tie, forced, feat)
         thr_f = thr[np.arange(G), feat]
-        real = paths > 0
         node_key = (piece_tree[piece] << _SHIFT) | (paths << (_MAX_DEPTH - depth))
         ends = ~split[gid]  # searched nodes that stay leaves: their entries leave
         if ends.any():
             lg = np.repeat(gid[ends], size[ends])
-            leave(piece_tree[lg // m], rid[0][np.repeat(ends, size)], node_key[lg])
+            leave(piece_tree[piece[lg]], rid[0][np.repeat(ends, size)], node_key[lg])
         for name, v in (
             ("tree", piece_tree[piece]), ("path", paths), ("depth", depth), ("att", att),
             ("split", split), ("tie", tie), ("feat", feat), ("top", is_top), ("thr", thr_f),
             ("value", value), ("near", near), ("const", att & const.any(axis=1)),
             ("deep", can & ~split),
         ):  # fmt: skip
-            cols.setdefault(name, []).append(v[real])
-        split2 = split.reshape(P, m)
-        rank = np.cumsum(split2, axis=1) - 1
-        m_next = 2 * int(split2.sum(axis=1).max()) if split2.any() else 0
-        if m_next == 0:
+            cols.setdefault(name, []).append(v)
+        sp = np.flatnonzero(split)
+        if len(sp) == 0:
             break
-        G_next = P * m_next
-        # child group of each entry of feature 0 (split nodes only) and the children's stats
-        child = np.where(split, piece * m_next + 2 * rank.ravel(), G_next)  # left child
+        G_next = 2 * len(sp)  # the children of the split nodes, in their order
+        child = np.full(G, G_next)  # left child (G_next: none)
+        child[sp] = 2 * np.arange(len(sp))
         # which way each entry goes (feature 0's row; entries of leaves: never right)
-        col = feat[gid] * len(X) + shift[gid // m]
+        col = feat[gid] * len(X) + shift[piece[gid]]
         gr0 = xt[rid[0] + np.repeat(col, size)] > np.repeat(
             np.where(ends, np.inf, thr_f[gid]), size
         )
@@ -706,7 +701,6 @@ def _grow(
         if left is None:
             att, value, stats = _node_stats(crit, c0, ys[0], G_next + 1, min_split, min_leaf)
         else:  # 0/1 responses: the children's counts and sums are the split's
-            sp = np.flatnonzero(split)
             nl, sl = left[:, sp, feat[sp]]
             sums = np.zeros((2, G_next + 1))
             sums[:, child[sp]] = nl, sl
@@ -717,19 +711,15 @@ def _grow(
         if out.any():
             pg = np.repeat(gid, size)[out]
             ckey = node_key[pg] | (gr0[out].astype(np.int64) << (_MAX_DEPTH - 1 - depth[pg]))
-            leave(piece_tree[pg // m], rid[0][out], ckey)
+            leave(piece_tree[piece[pg]], rid[0][out], ckey)
         sizes = np.bincount(c0, minlength=G_next + 1)[:G_next]
         att, value = att[:G_next], value[:G_next]
         stats = tuple(v[:G_next] for v in stats)
         (gid, size), (rid, xs, ys) = _partition(
             gid, size, (rid, xs, ys), split, child, goes_right, att, sizes
         )
-        nxt = np.zeros((P, m_next), dtype=np.int64)
-        sr, sj = np.nonzero(split2)
-        nxt[sr, 2 * rank[sr, sj]] = 2 * path[sr, sj]
-        nxt[sr, 2 * rank[sr, sj] + 1] = 2 * path[sr, sj] + 1
-        path = nxt
-        m = m_next
+        piece, paths = np.repeat(piece[sp], 2), (2 * paths[sp, None] + (0, 1)).ravel()
+        G = G_next
         level += 1
     done = {k: np.concatenate(v) for k, v in leaves.items()}
     table = {k: np.concatenate(v) for k, v in cols.items()}
