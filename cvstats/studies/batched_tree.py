@@ -396,15 +396,18 @@ def _fit_predict(
         for part, v in zip(parts, (g, rid, x, crit.y[b * n + loc]), strict=True):
             part.append(v)
     flat = _Flat(*(np.concatenate(v, axis=-1) for v in parts))
-    # padded key of the leaf holding each training example (tree, example i), -1 elsewhere
-    leafpad = np.full((S, n), -1, dtype=np.int64)
-    tab, (lt, le, lk) = _grow(
+    # the leaf of each training example (tree, example i): an id, -1 elsewhere; ``row[id]``
+    # is its row in the current table
+    leaf_id = np.full((S, n), -1, dtype=np.int64)
+    tab, (lt, le, lr) = _grow(
         ctx, flat, S, np.ones(S, np.int64), np.zeros(S, np.int64), trees, None, None, S1
     )
-    leafpad[lt, le] = lk
+    leaf_id[lt, le] = lr
+    row = np.arange(len(tab["tree"]))
     unresolved = np.zeros(S, dtype=bool)
     for round_ in range(_MAX_ROUNDS + 1):
-        tab = _in_preorder(tab)
+        tab, new_row = _in_preorder(tab)
+        row = np.where(row >= 0, new_row[row], -1)
         c = _preorder_counts(tab)
         want = _choose(tab["top"], pos[np.minimum(c, len(pos) - 1)])
         wrong = tab["tie"] & (want != tab["feat"])
@@ -420,15 +423,13 @@ def _fit_predict(
         roots = np.flatnonzero(wrong & (before <= idx))
         gone = reach > idx
         rt = tab["tree"][roots]
-        key = _preorder_keys(tab)
-        lo = key[roots]
-        hi = lo + (np.int64(1) << (_MAX_DEPTH - tab["depth"][roots]))
+        # the regrown subtree holding each row (subtrees are row ranges from their root)
+        piece_of = np.where(gone, np.cumsum(np.isin(idx, roots)) - 1, -1)
         regrown = np.unique(rt)  # only these trees' training examples can move
-        t, i = np.nonzero(leafpad[regrown] >= 0)
+        t, i = np.nonzero(leaf_id[regrown] >= 0)
         t = regrown[t]
-        lp = leafpad[t, i]
-        at = np.searchsorted(lo, lp, side="right") - 1
-        inside = (at >= 0) & (lp < hi[np.maximum(at, 0)])
+        at = piece_of[row[leaf_id[t, i]]]
+        inside = at >= 0
         piece, e = at[inside], (t // S1 * n + i)[inside]
         o = np.argsort(piece[:, None] * N + rank[e], axis=0).T  # (p, entries)
         po, eo = piece[o], e[o]
@@ -437,17 +438,21 @@ def _fit_predict(
         keys = _node_keys(tab["tree"], tab["path"])
         o = np.argsort(keys)
         guess = (keys[o], c[o])
-        new, (lt, le, lk) = _grow(
+        new, (lt, le, lr) = _grow(
             ctx, flat, len(roots), tab["path"][roots], tab["depth"][roots], rt, want[roots],
             guess, S1,
         )  # fmt: skip
-        leafpad[lt, le] = lk
+        kept = np.cumsum(~gone) - 1
+        row = np.where((row >= 0) & ~gone[np.maximum(row, 0)], kept[np.maximum(row, 0)], -1)
+        leaf_id[lt, le] = len(row) + lr
+        row = np.concatenate([row, kept[-1] + 1 + np.arange(len(new["tree"]))])
         tab = {k: np.concatenate([v[~gone], new[k]]) for k, v in tab.items()}
     # (every round starts by sorting, and the loop ends before changing the table)
     at_idx = np.broadcast_to(np.arange(n), (B, S1, n)) if test_idx is None else test_idx
     at_idx = at_idx + (np.arange(B) * n)[:, None, None]
     t = np.repeat(trees, at_idx.shape[2])
-    known = leafpad[t, at_idx.ravel() % n]
+    known = leaf_id[t, at_idx.ravel() % n]
+    known[known >= 0] = row[known[known >= 0]]
     leaf = _leaves(tab, X, t, at_idx.ravel(), known)
     pred = tab["value"][leaf].reshape(at_idx.shape)
     flag = unresolved
@@ -485,13 +490,18 @@ def _node_keys(tree: IntArray, path: IntArray) -> IntArray:
     return (tree.astype(np.int64) << _SHIFT) | path
 
 
-def _in_preorder(tab: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Sort the node table by tree, then depth-first preorder (left child first)."""
+def _in_preorder(tab: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], IntArray]:
+    """Sort the node table by tree, then depth-first preorder (left child first).
+
+    Returns the sorted table and each old row's new row.
+    """
     if tab["tree"].max() < 2**15:  # tree, padded path and depth in one int64 key
         o = np.argsort((_preorder_keys(tab) << 6) | tab["depth"])
     else:
         o = np.lexsort((tab["depth"], _padded(tab), tab["tree"]))
-    return {k: v[o] for k, v in tab.items()}
+    new_row = np.empty(len(o), dtype=np.int64)
+    new_row[o] = np.arange(len(o))
+    return {k: v[o] for k, v in tab.items()}, new_row
 
 
 def _padded(tab: dict[str, np.ndarray]) -> IntArray:
@@ -524,16 +534,13 @@ def _leaves(
 ) -> IntArray:
     """Index in the preorder table of the leaf reached by example ``i[k]`` in tree ``t[k]``.
 
-    ``known[k]``: the preorder key (:func:`_preorder_keys`) of the leaf of a
-    training example (found by search: the deepest row with that key), -1 for
-    the others; these are routed down: in preorder a split node's left child
+    ``known[k]``: the leaf's row for a training example, -1 for the others;
+    these are routed down: in preorder a split node's left child
     is the next row and its right child the row past the left child's
     subtree. A leaf leads to itself, so the routing needs no test per step;
     finished examples leave every few steps.
     """
-    out = np.empty(len(t), dtype=np.int64)
-    train = known >= 0
-    out[train] = np.searchsorted(_preorder_keys(tab), known[train], side="right") - 1
+    out = known.copy()
     end = _subtree_end(tab)
     split = tab["split"]
     at = np.arange(len(end))
@@ -542,7 +549,7 @@ def _leaves(
     thr = np.where(split, tab["thr"], np.inf)
     column = np.where(split, tab["feat"] * X.shape[0], 0)  # feature's offset in X.T
     xt = np.ascontiguousarray(X.T).ravel()
-    k = np.flatnonzero(~train)
+    k = np.flatnonzero(known < 0)
     node = np.flatnonzero(_group_first(tab["tree"]) == at)[t[k]]  # roots
     q = i[k]
     while len(k):
@@ -619,7 +626,7 @@ def _grow(
     threshold, leaf value, and the flags near (near-tie), const (a feature
     constant in a searched node) and deep (split stopped at ``_MAX_DEPTH``).
     Also returns, for every training example, its tree, the example's index
-    in its dataset and the preorder key (:func:`_preorder_keys`) of its leaf.
+    in its dataset and the table row of its leaf.
     """
     X, n, crit, min_split, min_leaf, pos = ctx
     grp, rid, xs, ys = flat
@@ -629,16 +636,15 @@ def _grow(
     cols: dict[str, list[np.ndarray]] = {}
     leaves: dict[str, list[np.ndarray]] = {}
 
-    def leave(tree: IntArray, rid0: IntArray, key: IntArray) -> None:
-        """Record training entries (rid ``piece * n + i``) whose leaf is ``key``."""
-        for name, v in (("l_tree", tree), ("l_ex", rid0 % n), ("l_key", key)):
+    def leave(tree: IntArray, rid0: IntArray, row: IntArray) -> None:
+        """Record training entries (rid ``piece * n + i``) whose leaf is table row ``row``."""
+        for name, v in (("l_tree", tree), ("l_ex", rid0 % n), ("l_row", row)):
             leaves.setdefault(name, []).append(v)
 
     att, value, stats = _node_stats(crit, grp, ys[0], P, min_split, min_leaf)
     out = ~att[grp]  # roots that are leaves
-    key = (piece_tree << _SHIFT) | (root_path.astype(np.int64) << (_MAX_DEPTH - root_depth))
     if out.any():
-        leave(piece_tree[grp[out]], rid[0][out], key[grp[out]])
+        leave(piece_tree[grp[out]], rid[0][out], grp[out])
         grp, rid, xs, ys = grp[~out], rid[:, ~out], xs[:, ~out], ys[:, ~out]
     # the groups present, ascending (their entries are contiguous, the same in every row)
     gid = grp[np.flatnonzero(np.append(True, grp[1:] != grp[:-1]))] if len(grp) else grp
@@ -647,6 +653,7 @@ def _grow(
     piece, paths = np.arange(P), root_path.astype(np.int64)
     G = P
     level = 0
+    row0 = 0  # table row of this level's first node
     while G > 0:
         best, thr, const, left = _best_splits(crit, gid, size, ys, xs, stats, G, min_leaf)
         top = best.max(axis=1)
@@ -672,11 +679,10 @@ def _grow(
         if level == 0 and forced is not None:
             feat = np.where(tie, forced, feat)
         thr_f = thr[np.arange(G), feat]
-        node_key = (piece_tree[piece] << _SHIFT) | (paths << (_MAX_DEPTH - depth))
         ends = ~split[gid]  # searched nodes that stay leaves: their entries leave
         if ends.any():
             lg = np.repeat(gid[ends], size[ends])
-            leave(piece_tree[piece[lg]], rid[0][np.repeat(ends, size)], node_key[lg])
+            leave(piece_tree[piece[lg]], rid[0][np.repeat(ends, size)], row0 + lg)
         for name, v in (
             ("tree", piece_tree[piece]), ("path", paths), ("depth", depth), ("att", att),
             ("split", split), ("tie", tie), ("feat", feat), ("top", is_top), ("thr", thr_f),
@@ -710,8 +716,7 @@ def _grow(
         out = ~att[c0]  # entries of children that are leaves leave now
         if out.any():
             pg = np.repeat(gid, size)[out]
-            ckey = node_key[pg] | (gr0[out].astype(np.int64) << (_MAX_DEPTH - 1 - depth[pg]))
-            leave(piece_tree[piece[pg]], rid[0][out], ckey)
+            leave(piece_tree[piece[pg]], rid[0][out], row0 + G + c0[out])
         sizes = np.bincount(c0, minlength=G_next + 1)[:G_next]
         att, value = att[:G_next], value[:G_next]
         stats = tuple(v[:G_next] for v in stats)
@@ -719,11 +724,12 @@ def _grow(
             gid, size, (rid, xs, ys), split, child, goes_right, att, sizes
         )
         piece, paths = np.repeat(piece[sp], 2), (2 * paths[sp, None] + (0, 1)).ravel()
+        row0 += G
         G = G_next
         level += 1
     done = {k: np.concatenate(v) for k, v in leaves.items()}
     table = {k: np.concatenate(v) for k, v in cols.items()}
-    return table, (done["l_tree"], done["l_ex"], done["l_key"])
+    return table, (done["l_tree"], done["l_ex"], done["l_row"])
 
 
 def _node_stats(
