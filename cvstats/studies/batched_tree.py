@@ -721,7 +721,7 @@ def _grow(
         att, value = att[:G_next], value[:G_next]
         stats = tuple(v[:G_next] for v in stats)
         (gid, size), (rid, xs, ys) = _partition(
-            gid, size, (rid, xs, ys), split, child, goes_right, att, sizes
+            gid, size, (rid, xs, ys), split, child, (goes_right, gr0), att, sizes
         )
         piece, paths = np.repeat(piece[sp], 2), (2 * paths[sp, None] + (0, 1)).ravel()
         row0 += G
@@ -776,10 +776,10 @@ def _partition(
     arrays: tuple[np.ndarray, ...],
     split: np.ndarray,
     child: IntArray,
-    goes_right: np.ndarray,
+    goes: tuple[np.ndarray, np.ndarray],
     att: np.ndarray,
     sizes: IntArray,
-) -> tuple[np.ndarray, ...]:
+) -> tuple[tuple[IntArray, IntArray], tuple[np.ndarray, ...]]:
     """Move the entries of split groups to their children's groups, stably, in O(N).
 
     ``gid``, ``size``: the groups present, ascending, and their entry counts
@@ -787,8 +787,9 @@ def _partition(
     ``arrays``: ``(p, N)`` rows of the entries' ids (``rid``, first), feature
     values and responses; ``split[g]``: group ``g`` is split, ``child[g]``:
     its left child's group in the next level (the right one is
-    ``child[g] + 1``); ``goes_right[rid]``: the entry goes right (never in a
-    group not split); ``att``, ``sizes``: the children that are searched and
+    ``child[g] + 1``); ``goes = (goes_right, gr0)``: ``goes_right[rid]``,
+    the entry goes right (never in a group not split), and the same for the
+    first row's entries; ``att``, ``sizes``: the children that are searched and
     their entry counts. Only the entries of searched children stay; they keep
     their parent's order, left child before right child. An entry's new
     position is its child's start plus its rank there (the entries before it
@@ -796,6 +797,7 @@ def _partition(
     kept ones. Returns the new groups (``gid``, ``size``) and rows.
     """
     p, N = arrays[0].shape
+    goes_right, gr0 = goes
     st = np.cumsum(size) - size
     # two destination segments per group (left, right child); a group not split: one
     # dropped segment of its size
@@ -812,7 +814,9 @@ def _partition(
         row * n_new + (np.cumsum(ks) - ks),
         p * n_new + row * n_drop + (np.cumsum(ds) - ds),
     )  # (p, 2 * groups)
-    gr = goes_right[arrays[0]]  # (p, N)
+    gr = np.empty((p, N), dtype=bool)
+    gr[0] = gr0
+    gr[1:] = goes_right[arrays[0][1:]]
     right_upto = gr.astype(np.int64)
     np.cumsum(right_upto, axis=1, out=right_upto)  # right-goers up to each entry
     before = right_upto[:, st] - gr[:, st]  # right-goers before each group
