@@ -8,14 +8,16 @@ criterion, every feature tried, no depth limit) and
 every training set ``train_idx[s]`` of a dataset ``(X, y)`` (or of each of
 ``B`` datasets) and returns its predictions (leaf mean, or the leaf's most
 frequent class) for every example, or for ``test_idx[s]``. Each feature is
-sorted once per dataset; per feature, the training entries of the open nodes
-of all trees sit in one flat array grouped by (tree, node) and sorted by the
-feature inside each group (with their feature values and responses). The
-trees grow level by level: every (tree, node, feature) finds its best split
-from cumulative counts and sums along that array, vectorized over trees and
-nodes; the entries of leaves leave the arrays, and the examples to predict
-are routed down the finished trees at the end (the only Python loops are
-over depth levels, features, datasets and the rounds of the tie rule below).
+sorted once per dataset; the training entries of the open nodes of all
+trees sit in one row per feature (with their feature values and responses),
+grouped by (tree, node) — the groups in the same places in every row — and
+sorted by the row's feature inside each group. The trees grow level by
+level: every (tree, node, feature) finds its best split from cumulative
+counts and sums along its row, vectorized over trees, nodes and features;
+a stable O(N) partition moves the entries to the children, the entries of
+leaves leave the rows, and the examples to predict are routed down the
+finished trees at the end (the only Python loops are over depth levels,
+features, datasets and the rounds of the tie rule below).
 
 The rules are scikit-learn's (Breiman et al., 1984, ch. 4 and 8;
 scikit-learn's ``BestSplitter``, ``Gini``, ``MSE`` and
