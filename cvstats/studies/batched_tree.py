@@ -657,7 +657,7 @@ def _grow(
     level = 0
     row0 = 0  # table row of this level's first node
     while G > 0:
-        best, thr, const, left = _best_splits(crit, gid, size, ys, xs, stats, G, min_leaf)
+        best, const, found = _best_splits(crit, gid, size, ys, xs, stats, G, min_leaf)
         top = best.max(axis=1)
         depth = root_depth[piece] + level
         can = att & np.isfinite(top)
@@ -680,7 +680,7 @@ def _grow(
         )
         if level == 0 and forced is not None:
             feat = np.where(tie, forced, feat)
-        thr_f = thr[np.arange(G), feat]
+        thr_f, left = _split_points(found, feat, G)
         ends = ~split[gid]  # searched nodes that stay leaves: their entries leave
         if ends.any():
             lg = np.repeat(gid[ends], size[ends])
@@ -709,7 +709,7 @@ def _grow(
         if left is None:
             att, value, stats = _node_stats(crit, c0, ys[0], G_next + 1, min_split, min_leaf)
         else:  # 0/1 responses: the children's counts and sums are the split's
-            nl, sl = left[:, sp, feat[sp]]
+            nl, sl = left[:, sp]
             sums = np.zeros((2, G_next + 1))
             sums[:, child[sp]] = nl, sl
             sums[:, child[sp] + 1] = stats[0][sp] - nl, stats[1][sp] - sl
@@ -876,26 +876,24 @@ def _best_splits(
     stats: tuple[FloatArray, ...],
     n_groups: int,
     min_leaf: int,
-) -> tuple[FloatArray, FloatArray, np.ndarray, FloatArray | None]:
-    """Best proxy, its threshold and constancy of every feature for every (tree, node) group.
+) -> tuple[FloatArray, np.ndarray, _Found | None]:
+    """Best proxy and constancy of every feature for every (tree, node) group.
 
     ``gid``, ``size``: the groups present, ascending, and their entry counts
     (a group's entries are contiguous, in the same place in every row);
     ``x`` (p, N): row ``f`` holds the feature-``f`` values, sorted
     inside each group, ``yv`` (p, N) the responses (class codes) in that
     order; ``stats``: :func:`_node_stats`'s sums. Returns, shape
-    ``(n_groups, p)``, the best proxy (``-inf`` without a valid split), its
-    threshold (the first among equal proxies) and whether the feature is
-    constant in the group (scikit-learn's test ``max <= min + 1e-7``); with
-    0/1 responses (``crit.binary``) also the left child's count and sum of
-    ``y`` at the best split, shape ``(2, n_groups, p)`` (else None).
+    ``(n_groups, p)``, the best proxy (``-inf`` without a valid split) and
+    whether the feature is constant in the group (scikit-learn's test
+    ``max <= min + 1e-7``), and what :func:`_split_points` needs to place
+    the split of the chosen feature (None without entries).
     """
     p, N = x.shape
     best = np.full((n_groups, p), -np.inf)
-    thr = np.zeros((n_groups, p))
     const = np.zeros((n_groups, p), dtype=bool)
     if N == 0:
-        return best, thr, const, None
+        return best, const, None
     idx = np.arange(N)
     st = np.cumsum(size) - size
 
@@ -957,24 +955,60 @@ def _best_splits(
             s_right /= nr
             proxy += s_right  # S_L²/n_L + S_R²/n_R
     np.copyto(proxy, -np.inf, where=~valid)
-    top = np.maximum.reduceat(proxy, st, axis=1)  # (p, groups)
-    # first (smallest threshold) among equal proxies (a group without a split: its start)
-    hits = np.flatnonzero(proxy == per_entry(top))
-    seg = (np.arange(p)[:, None] * N + st).ravel()
-    at = (hits[np.searchsorted(hits, seg)] - seg).reshape(p, -1) + st
-    a = np.take_along_axis(x, at, axis=1).astype(np.float64)
-    b = np.take_along_axis(x, np.minimum(at + 1, N - 1), axis=1).astype(np.float64)
-    best[gid] = top.T
-    thr[gid] = (a / 2.0 + b / 2.0).T
+    best[gid] = np.maximum.reduceat(proxy, st, axis=1).T
     if not crit.spaced:
         last = np.append(st[1:], N) - 1
         const[gid] = (x[:, last] <= x[:, st].astype(np.float64) + _FEATURE_THRESHOLD).T
-    if crit.binary:  # the left child's count and sum of y at each best split
-        left = np.zeros((2, n_groups, p))
-        left[0, gid] = (at - st + 1).T
-        left[1, gid] = np.take_along_axis(s_left, at, axis=1).T
-        return best, thr, const, left
-    return best, thr, const, None
+    return best, const, _Found(proxy, x, s_left if crit.binary else None, gid, size)
+
+
+class _Found(NamedTuple):
+    """A level's proxies and feature values ``(p, N)`` and groups, from :func:`_best_splits`.
+
+    ``s_left``: with 0/1 responses, the left sums of ``y`` at every position.
+    """
+
+    proxy: FloatArray
+    x: FloatArray
+    s_left: FloatArray | None
+    gid: IntArray
+    size: IntArray
+
+
+def _split_points(
+    found: _Found | None, feat: IntArray, n_groups: int
+) -> tuple[FloatArray, FloatArray | None]:
+    """Threshold of each group's split on its chosen feature ``feat[g]``.
+
+    The split is after the first position of the best proxy in the feature's
+    row (the smallest threshold among equal proxies, as scikit-learn's scan
+    keeps a new best only when strictly greater); the threshold is the
+    midpoint ``a/2 + b/2`` of the values around it in float64. Only the
+    chosen feature's row is searched. Also returns, with 0/1 responses, the
+    left child's count and sum of ``y`` (shape ``(2, n_groups)``, else None).
+    Groups without a valid split get a threshold that is never used.
+    """
+    thr = np.zeros(n_groups)
+    if found is None:
+        return thr, None
+    gid, size = found.gid, found.size
+    N = found.proxy.shape[1]
+    st = np.cumsum(size) - size
+    row = feat[gid] * N  # offset of each group's chosen row
+    chosen = found.proxy.ravel()[np.repeat(row, size) + np.arange(N)]
+    top = np.repeat(np.maximum.reduceat(chosen, st), size)
+    hits = np.flatnonzero(chosen == top)
+    at = hits[np.searchsorted(hits, st)]  # the first (a group without a split: its start)
+    x = found.x.ravel()
+    a = x[row + at].astype(np.float64)
+    b = x[row + np.minimum(at + 1, N - 1)].astype(np.float64)
+    thr[gid] = a / 2.0 + b / 2.0
+    if found.s_left is None:
+        return thr, None
+    left = np.zeros((2, n_groups))
+    left[0, gid] = at - st + 1
+    left[1, gid] = found.s_left.ravel()[row + at]
+    return thr, left
 
 
 def regression_tree_predict_exact(
