@@ -91,6 +91,11 @@ _FEATURE_THRESHOLD = 1e-7
 _EPS = float(np.finfo(np.float64).eps)
 #: Relative gap under which two features' best proxies count as tied.
 _TIE_RTOL = 1e-10
+#: Training entries (trees × training-set size) grown in one call: datasets are
+#: grown in chunks of at most this many, so memory stays near 0.5 GB and the
+#: arrays in cache (docs/benchmarks.md: one dataset at a time at ``n = 2000``,
+#: about 25 together at ``n = 200``).
+_CHUNK_ENTRIES = 2_000_000
 
 
 #: Values of the studies' ``tree`` option: ``"batched"`` (this module), ``"sklearn"``
@@ -342,6 +347,35 @@ class _Criterion:
 
 
 def _fit_predict(
+    X: FloatArray,
+    crit: _Criterion,
+    train_idx: IntArray,
+    min_split: int,
+    min_leaf: int,
+    random_state: int,
+    test_idx: IntArray | None,
+) -> tuple[FloatArray, np.ndarray]:
+    """:func:`_fit_predict_chunk` on chunks of datasets of at most ``_CHUNK_ENTRIES`` entries."""
+    B, n, _ = X.shape
+    step = max(1, _CHUNK_ENTRIES // max(1, train_idx.shape[1] * train_idx.shape[2]))
+    if step >= B:
+        return _fit_predict_chunk(X, crit, train_idx, min_split, min_leaf, random_state, test_idx)
+    outs = [
+        _fit_predict_chunk(
+            X[b : b + step],
+            dataclasses.replace(crit, y=crit.y[b * n : (b + step) * n]),
+            train_idx[b : b + step],
+            min_split,
+            min_leaf,
+            random_state,
+            None if test_idx is None else test_idx[b : b + step],
+        )
+        for b in range(0, B, step)
+    ]
+    return np.concatenate([o[0] for o in outs]), np.concatenate([o[1] for o in outs])
+
+
+def _fit_predict_chunk(
     X: FloatArray,
     crit: _Criterion,
     train_idx: IntArray,

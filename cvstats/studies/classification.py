@@ -75,8 +75,10 @@ SIMULATIONS: dict[int, dict[str, float]] = {
 }
 
 _TREE = {"min_samples_split": 10, "min_samples_leaf": 5}
-#: ``tree="auto"`` takes the batched tree for datasets of at most this many examples.
-BATCHED_MAX_N = 1000
+#: ``tree="auto"`` takes the batched tree for datasets of at most this many examples:
+#: the largest size measured (faster than scikit-learn at every size up to it,
+#: docs/benchmarks.md), so every simulation of :data:`SIMULATIONS`.
+BATCHED_MAX_N = 2000
 #: Default size of the common test sample of the Monte Carlo truth (:func:`monte_carlo_truth`).
 TRUTH_TEST_SIZE = 100_000
 #: Smallest test sample of the truth of a run (``truth_test_size``, ``--truth-test-size``):

@@ -278,3 +278,31 @@ def test_datasets_grown_together_equal_one_by_one() -> None:
     np.testing.assert_array_equal(
         regression_tree_predict_exact(X, yr, train)[1], _sklearn(X[1], yr[1], train[1], 10, 5)
     )
+
+
+@pytest.mark.parametrize("entries", [1, 2 * 8 * 50])  # one dataset per chunk, two per chunk
+def test_datasets_grown_in_chunks_equal_all_together(
+    monkeypatch: pytest.MonkeyPatch, entries: int
+) -> None:
+    import cvstats.studies.batched_tree as bt
+
+    rng = np.random.default_rng(31)
+    B, n = 5, 70
+    X = rng.normal(size=(B, n, 2))
+    y = (X[..., 0] + rng.normal(size=(B, n)) > 0).astype(float)
+    train = np.stack([_subsets(rng, n, 50, 8) for _ in range(B)])
+    test = np.stack([np.array([np.setdiff1d(np.arange(n), tr) for tr in t]) for t in train])
+    whole = regression_tree_predict(X, y, train, test_idx=test)
+    gini = classification_tree_predict(X, y, train)
+    monkeypatch.setattr(bt, "_CHUNK_ENTRIES", entries)
+    for got, want in zip(
+        (
+            regression_tree_predict(X, y, train, test_idx=test),
+            classification_tree_predict(X, y, train),
+        ),
+        (whole, gini),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+    assert len(np.unique(whole[0])) > 2
