@@ -29,7 +29,9 @@ scikit-learn's ``BestSplitter``, ``Gini``, ``MSE`` and
   float64 machine epsilon (squared error: the variance of ``y``; Gini: the
   node is pure);
 * candidate splits lie between consecutive sorted values ``a < b`` with
-  ``b > a + 1e-7`` (scikit-learn's ``FEATURE_THRESHOLD``), both children
+  ``b > a + 1e-7`` added and compared in float32 (scikit-learn's
+  ``FEATURE_THRESHOLD``, a float32: values one float32 step apart in
+  ``[1, 2)`` are not a split point), both children
   holding at least ``min_samples_leaf`` examples; the criterion maximized is
   the proxy ``S_L²/n_L + S_R²/n_R`` (sums and counts of ``y`` in the
   children) or ``-n_R G_R - n_L G_L`` with ``G = 1 - Σ_k n_k²/n²`` (class
@@ -87,7 +89,10 @@ __all__ = [
     "regression_tree_predict_exact",
 ]
 
-_FEATURE_THRESHOLD = 1e-7
+#: scikit-learn's ``FEATURE_THRESHOLD``, a float32 (``_partitioner.pxd``): its tests
+#: ``x[p] <= x[p - 1] + FEATURE_THRESHOLD`` add and compare in float32, so two values
+#: one float32 step apart (1.19e-7 in [1, 2)) are a tie there, not a split point.
+_FEATURE_THRESHOLD = np.float32(1e-7)
 _EPS = float(np.finfo(np.float64).eps)
 #: Relative gap under which two features' best proxies count as tied.
 _TIE_RTOL = 1e-10
@@ -400,10 +405,11 @@ def _fit_predict_chunk(
     for f in range(p):
         rank[glob[:, :, f].ravel(), f] = np.arange(N)
     x_sorted = np.take_along_axis(X, order, axis=1)
+    x32 = x_sorted.astype(np.float32)  # scikit-learn's test in float32 (_FEATURE_THRESHOLD)
     crit = dataclasses.replace(
         crit,
         y=_compact_y(crit),
-        spaced=bool(np.all(x_sorted[:, 1:] > x_sorted[:, :-1] + _FEATURE_THRESHOLD)),
+        spaced=bool(np.all(x32[:, 1:] > x32[:, :-1] + _FEATURE_THRESHOLD)),
     )
     # per dataset and feature, the sorted values (float32) and examples
     x_sorted = np.ascontiguousarray(x_sorted.transpose(0, 2, 1), dtype=np.float32)
@@ -943,7 +949,7 @@ def _best_splits(
     valid = (nl >= min_leaf) & (nr >= min_leaf)
     if not crit.spaced:
         valid = np.broadcast_to(valid, (p, N)).copy()
-        valid[:, :-1] &= x[:, 1:] > np.add(x[:, :-1], _FEATURE_THRESHOLD, dtype=np.float64)
+        valid[:, :-1] &= x[:, 1:] > x[:, :-1] + _FEATURE_THRESHOLD  # float32, as sklearn
 
     def left_sums(v: np.ndarray) -> np.ndarray:
         # cast, then sum in place (np.cumsum with a dtype is several times slower);
@@ -992,7 +998,7 @@ def _best_splits(
     best[gid] = np.maximum.reduceat(proxy, st, axis=1).T
     if not crit.spaced:
         last = np.append(st[1:], N) - 1
-        const[gid] = (x[:, last] <= x[:, st].astype(np.float64) + _FEATURE_THRESHOLD).T
+        const[gid] = (x[:, last] <= x[:, st] + _FEATURE_THRESHOLD).T  # float32, as sklearn
     return best, const, _Found(proxy, x, s_left if crit.binary else None, gid, size)
 
 

@@ -306,3 +306,33 @@ def test_datasets_grown_in_chunks_equal_all_together(
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1])
     assert len(np.unique(whole[0])) > 2
+
+
+def test_values_one_or_two_float32_steps_apart_are_ties_as_in_sklearn() -> None:
+    # scikit-learn adds its FEATURE_THRESHOLD (1e-7) in float32: values 1 step apart in
+    # [1, 2) (1.19e-7) or 2 steps apart in [0.5, 1) are not split points there, though
+    # they differ by more than 1e-7 (Table 3, simulation 3 had such pairs)
+    rng = np.random.default_rng(8)
+    n = 120
+    ulp = np.spacing(np.float32(1.0))
+    X = np.stack(
+        [
+            np.float32(1.0) + ulp * rng.permutation(n // 2 * 3)[:n].astype(np.float32),
+            np.float32(0.5) + ulp / 2 * rng.permutation(2 * n)[:n].astype(np.float32),
+        ],
+        axis=1,
+    ).astype(np.float64)
+    gaps = np.diff(np.sort(X.astype(np.float32), axis=0), axis=0)
+    assert (gaps[:, 0] == ulp).sum() > 10 and (gaps[:, 1] == ulp).sum() > 10  # such pairs
+    y = (rng.random(n) < 0.2 + 0.6 * (X[:, 0] > 1 + 90 * ulp)).astype(float)
+    train = _subsets(rng, n, 90, 40)
+    want = _sklearn(X, y, train, 10, 5)
+    np.testing.assert_array_equal(regression_tree_predict_exact(X, y, train), want)
+    pred, tied = regression_tree_predict(X, y, train)
+    np.testing.assert_array_equal(pred[~tied], want[~tied])
+    assert (~tied).sum() > 30
+    gini, gtied = classification_tree_predict(X, y, train)
+    tree = DecisionTreeClassifier(min_samples_split=10, min_samples_leaf=5, random_state=0)
+    want_gini = np.array([tree.fit(X[tr], y[tr]).predict(X) for tr in train])
+    np.testing.assert_array_equal(gini[~gtied], want_gini[~gtied])
+    assert (~gtied).sum() > 30
