@@ -80,6 +80,7 @@ import numpy as np
 
 from cvstats.errors import ArgumentError
 from cvstats.studies._common import FloatArray, IntArray
+from cvstats.studies._sklearn_tree import sklearn_tree_predict
 
 __all__ = [
     "TREE_PATHS",
@@ -248,7 +249,7 @@ def regression_tree_predict(
     exact = bool(np.all(y == np.round(y)) and np.abs(y).sum() < 2.0**52)
     crit = _Criterion("mse", y, 0, exact, binary=bool(np.isin(y, (0.0, 1.0)).all()))
     pred, tied = _fit_predict(
-        X, crit, train_idx, min_samples_split, min_samples_leaf, random_state, test_idx
+        X, crit, train_idx, min_samples_split, min_samples_leaf, random_state, test_idx=test_idx
     )
     return (pred[0], tied[0]) if one else (pred, tied)
 
@@ -307,7 +308,7 @@ def classification_tree_predict(
     labels, codes = np.unique(y, return_inverse=True)
     crit = _Criterion("gini", codes.ravel().astype(np.int64), len(labels), True)
     pred, tied = _fit_predict(
-        X, crit, train_idx, min_samples_split, min_samples_leaf, random_state, test_idx
+        X, crit, train_idx, min_samples_split, min_samples_leaf, random_state, test_idx=test_idx
     )
     pred = labels[pred.astype(np.int64)]
     return (pred[0], tied[0]) if one else (pred, tied)
@@ -352,31 +353,26 @@ class _Criterion:
 
 
 def _fit_predict(
-    X: FloatArray,
-    crit: _Criterion,
-    train_idx: IntArray,
-    min_split: int,
-    min_leaf: int,
-    random_state: int,
-    test_idx: IntArray | None,
+    X: FloatArray, crit: _Criterion, train_idx: IntArray, *rules: int, test_idx: IntArray | None
 ) -> tuple[FloatArray, np.ndarray]:
-    """:func:`_fit_predict_chunk` on chunks of datasets of at most ``_CHUNK_ENTRIES`` entries."""
+    """:func:`_fit_predict_chunk` on chunks of at most ``_CHUNK_ENTRIES`` training entries.
+
+    ``rules``: its ``min_split, min_leaf, random_state``.
+    """
     B, n, _ = X.shape
     step = max(1, _CHUNK_ENTRIES // max(1, train_idx.shape[1] * train_idx.shape[2]))
-    if step >= B:
-        return _fit_predict_chunk(X, crit, train_idx, min_split, min_leaf, random_state, test_idx)
     outs = [
         _fit_predict_chunk(
             X[b : b + step],
             dataclasses.replace(crit, y=crit.y[b * n : (b + step) * n]),
             train_idx[b : b + step],
-            min_split,
-            min_leaf,
-            random_state,
+            *rules,
             None if test_idx is None else test_idx[b : b + step],
         )
         for b in range(0, B, step)
     ]
+    if len(outs) == 1:
+        return outs[0]
     return np.concatenate([o[0] for o in outs]), np.concatenate([o[1] for o in outs])
 
 
@@ -1082,13 +1078,22 @@ def regression_tree_predict_exact(
         random_state=random_state,
         test_idx=test_idx,
     )
-    X, y, train_idx = np.asarray(X), np.asarray(y), np.asarray(train_idx)
-    for at in map(tuple, np.argwhere(tied)):  # (s,) or (b, s)
-        Xb, yb = X[at[:-1]], y[at[:-1]]
-        tree = DecisionTreeRegressor(
-            min_samples_split=min_samples_split,
-            min_samples_leaf=min_samples_leaf,
-            random_state=random_state,
-        ).fit(Xb[train_idx[at]], yb[train_idx[at]])
-        pred[at] = tree.predict(Xb if test_idx is None else Xb[np.asarray(test_idx)[at]])
+    # with a dataset axis throughout (views: the refits write into ``pred``)
+    one = tied.ndim == 1
+    X, y, train_idx, pred_b, tied_b = (
+        np.asarray(a)[None] if one else np.asarray(a) for a in (X, y, train_idx, pred, tied)
+    )
+    test_b = (
+        None if test_idx is None else np.asarray(test_idx)[None] if one else np.asarray(test_idx)
+    )
+    tree = DecisionTreeRegressor(
+        min_samples_split=min_samples_split,
+        min_samples_leaf=min_samples_leaf,
+        random_state=random_state,
+    )
+    for b in np.flatnonzero(tied_b.any(axis=1)):  # datasets with flagged trees
+        s = tied_b[b]
+        every = np.broadcast_to(np.arange(X.shape[1]), (int(s.sum()), X.shape[1]))
+        test = every if test_b is None else test_b[b, s]
+        pred_b[b, s] = sklearn_tree_predict(tree, X[b], y[b], train_idx[b, s], test)
     return pred
